@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Chunked allocator for engine metadata (see arena.h). */
+#include "arena.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t bytes;
+};
+
+/* Size classes: 64, 128, ..., 8192 bytes. */
+static int size_class(size_t size)
+{
+	size_t c = 64;
+	int k = 0;
+
+	while (c < size && k < ARENA_CLASSES - 1) {
+		c <<= 1;
+		k++;
+	}
+	return c >= size ? k : -1;
+}
+
+static size_t class_bytes(int k)
+{
+	return (size_t)64 << k;
+}
+
+void arena_init(struct arena *a)
+{
+	memset(a, 0, sizeof(*a));
+	pthread_mutex_init(&a->lock, NULL);
+}
+
+void arena_fini(struct arena *a)
+{
+	struct arena_chunk *c = a->chunks;
+
+	while (c) {
+		struct arena_chunk *next = c->next;
+
+		munmap(c, c->bytes);
+		c = next;
+	}
+	pthread_mutex_destroy(&a->lock);
+	memset(a, 0, sizeof(*a));
+}
+
+static int grow(struct arena *a)
+{
+	struct arena_chunk *c = mmap(NULL, ARENA_CHUNK, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (c == MAP_FAILED)
+		return -1;
+	c->bytes = ARENA_CHUNK;
+	c->next = a->chunks;
+	a->chunks = c;
+	a->cur = (char *)c + 64;
+	a->end = (char *)c + ARENA_CHUNK;
+	a->bytes += ARENA_CHUNK;
+	return 0;
+}
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	int k = size_class(size);
+	void *p = NULL;
+	size_t n;
+
+	if (k < 0)
+		return NULL;
+	n = class_bytes(k);
+	pthread_mutex_lock(&a->lock);
+	if (a->free_list[k]) {
+		p = a->free_list[k];
+		a->free_list[k] = *(void **)p;
+		pthread_mutex_unlock(&a->lock);
+		memset(p, 0, n);
+		return p;
+	}
+	if ((size_t)(a->end - a->cur) < n && grow(a)) {
+		pthread_mutex_unlock(&a->lock);
+		return NULL;
+	}
+	p = a->cur;
+	a->cur += n;
+	pthread_mutex_unlock(&a->lock);
+	/* Fresh chunk memory is already zero. */
+	return p;
+}
+
+void arena_free(struct arena *a, void *p, size_t size)
+{
+	int k = size_class(size);
+
+	if (!p || k < 0)
+		return;
+	pthread_mutex_lock(&a->lock);
+	*(void **)p = a->free_list[k];
+	a->free_list[k] = p;
+	pthread_mutex_unlock(&a->lock);
+}

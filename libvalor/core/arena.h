@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A context's allocator for out-of-line metadata (Valor's refined cells,
+ * FastRCD/FastTrack cells): bump allocation from large chunks, with
+ * free lists per size class so that freed metadata is reused.  Nothing
+ * goes back to the system before the context is freed, so a racing
+ * reader of a recycled object reads stale metadata, never unmapped
+ * memory.  Only metadata slow paths allocate; a mutex is enough.
+ */
+#ifndef VALOR_CORE_ARENA_H
+#define VALOR_CORE_ARENA_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARENA_CHUNK (1UL << 20)
+#define ARENA_CLASSES 8 /* size classes of 64 << k bytes... see arena.c */
+
+struct arena_chunk;
+
+struct arena {
+	pthread_mutex_t lock;
+	struct arena_chunk *chunks;
+	char *cur, *end;
+	void *free_list[ARENA_CLASSES];
+	uint64_t bytes;
+};
+
+void arena_init(struct arena *a);
+void arena_fini(struct arena *a);
+/* Zeroed, 64-byte aligned; size at most ARENA_CHUNK / 2.  NULL if no memory. */
+void *arena_alloc(struct arena *a, size_t size);
+void arena_free(struct arena *a, void *p, size_t size);
+
+#endif /* VALOR_CORE_ARENA_H */

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Creating and destroying an analysis context; its counters. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_READ_LOG 65536
+#define DEFAULT_WRITE_LOG 16384
+#define MAX_LOG (1U << 24)
+
+static int check_params(struct valor_params *p)
+{
+	if (p->analysis > VALOR_ANALYSIS_FASTTRACK ||
+	    p->regions > VALOR_REGIONS_SFR || p->max_threads > VALOR_MAX_THREADS ||
+	    p->read_log_entries > MAX_LOG || p->write_log_entries > MAX_LOG ||
+	    p->initial_clock > EPOCH_CLOCK_MASK / 2)
+		return -EINVAL;
+	if (!p->read_log_entries)
+		p->read_log_entries = DEFAULT_READ_LOG;
+	if (!p->write_log_entries)
+		p->write_log_entries = DEFAULT_WRITE_LOG;
+	if (!p->max_threads)
+		p->max_threads = VALOR_MAX_THREADS;
+	/* Clock 0 is "never", so that a zero epoch is no access at all. */
+	if (!p->initial_clock)
+		p->initial_clock = 1;
+	return 0;
+}
+
+struct valor_ctx *valor_ctx_new(const struct valor_params *params)
+{
+	struct valor_ctx *ctx;
+	uint32_t cap;
+	int err;
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (params)
+		ctx->p = *params;
+	err = check_params(&ctx->p);
+	if (err)
+		goto err_free;
+
+	/* The write log is a ring indexed with a mask. */
+	cap = ctx->p.write_log_entries;
+	if (cap & (cap - 1))
+		cap = 1U << (32 - __builtin_clz(cap));
+	ctx->wlog_cap = cap;
+
+	err = -ENOMEM;
+	ctx->nslots = ctx->p.max_threads + 1;
+	ctx->slots = calloc(ctx->nslots, sizeof(*ctx->slots));
+	ctx->free_slots = calloc(ctx->nslots, sizeof(*ctx->free_slots));
+	if (!ctx->slots || !ctx->free_slots)
+		goto err_slots;
+	ctx->next_unused = 1;
+	ctx->next_tid = 1;
+
+	if (ctx->p.analysis == VALOR_ANALYSIS_FASTTRACK) {
+		ctx->sync = sync_table_new();
+		if (!ctx->sync)
+			goto err_slots;
+	}
+	err = shadow_init(&ctx->shadow);
+	if (err)
+		goto err_sync;
+	arena_init(&ctx->arena);
+	pthread_mutex_init(&ctx->lock, NULL);
+	return ctx;
+
+err_sync:
+	sync_table_free(ctx->sync);
+err_slots:
+	free(ctx->free_slots);
+	free(ctx->slots);
+err_free:
+	free(ctx);
+	errno = -err;
+	return NULL;
+}
+
+void valor_ctx_free(struct valor_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	while (ctx->threads) {
+		struct valor_thread *th = ctx->threads;
+
+		if (!th->exited)
+			valor_thread_exit(th);
+		valor_thread_forget(th);
+	}
+	for (uint32_t i = 0; i < ctx->nslots; i++)
+		free(ctx->slots[i].wlog);
+	sync_table_free(ctx->sync);
+	arena_fini(&ctx->arena);
+	shadow_fini(&ctx->shadow);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx->free_slots);
+	free(ctx->slots);
+	free(ctx);
+}
+
+static void add_stats(struct valor_stats *out, const struct thread_stats *s)
+{
+	out->conflicts += s->conflicts;
+	out->regions += s->regions;
+	out->version_bumps += s->version_bumps;
+	out->read_log_overflows += s->read_log_overflows;
+	out->write_log_overflows += s->write_log_overflows;
+	out->validations += s->validations;
+	out->cells_refined += s->cells_refined;
+}
+
+void valor_ctx_stats(struct valor_ctx *ctx, struct valor_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&ctx->lock);
+	add_stats(out, &ctx->retired);
+	/* Live threads' counters are read racily: they are statistics. */
+	for (struct valor_thread *th = ctx->threads; th; th = th->next_all)
+		add_stats(out, &th->st);
+	out->threads_created = ctx->threads_created;
+	pthread_mutex_unlock(&ctx->lock);
+	out->shadow_bytes = atomic_load(&ctx->shadow.mapped_bytes) +
+			    ctx->arena.bytes;
+}
+
+const char *valor_analysis_name(enum valor_analysis a)
+{
+	switch (a) {
+	case VALOR_ANALYSIS_VALOR:
+		return "valor";
+	case VALOR_ANALYSIS_FASTRCD:
+		return "fastrcd";
+	case VALOR_ANALYSIS_FASTTRACK:
+		return "fasttrack";
+	}
+	return "unknown";
+}
+
+const char *valor_conflict_kind_name(enum valor_conflict_kind k)
+{
+	switch (k) {
+	case VALOR_CONFLICT_WW:
+		return "write-write";
+	case VALOR_CONFLICT_WR:
+		return "write-read";
+	case VALOR_CONFLICT_RW:
+		return "read-write";
+	}
+	return "unknown";
+}

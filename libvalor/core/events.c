@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The access-side entry points: route each event to the context's analysis. */
+#include "internal.h"
+
+int valor_access(struct valor_thread *th, uintptr_t addr, size_t size,
+		 bool is_write, uint64_t site)
+{
+	if (unlikely(th->exited || !size || !shadow_addr_ok(addr, size)))
+		return 0;
+	switch (th->ctx->p.analysis) {
+	case VALOR_ANALYSIS_VALOR:
+		return valor_o_access(th, addr, size, is_write, site);
+	case VALOR_ANALYSIS_FASTRCD:
+		fastrcd_access(th, addr, size, is_write, site);
+		break;
+	default:
+		fasttrack_access(th, addr, size, is_write, site);
+		break;
+	}
+	return conflict_deliver(th);
+}
+
+int valor_free(struct valor_thread *th, uintptr_t addr, size_t size,
+	       uint64_t site)
+{
+	if (unlikely(th->exited || !size || !shadow_addr_ok(addr, size)))
+		return 0;
+	switch (th->ctx->p.analysis) {
+	case VALOR_ANALYSIS_VALOR:
+		valor_o_free(th, addr, size, site);
+		break;
+	case VALOR_ANALYSIS_FASTRCD:
+		fastrcd_free(th, addr, size, site);
+		break;
+	default:
+		fasttrack_free(th, addr, size, site);
+		break;
+	}
+	return conflict_deliver(th);
+}
+
+int valor_region_end(struct valor_thread *th)
+{
+	if (th->exited)
+		return 0;
+	if (th->ctx->p.analysis != VALOR_ANALYSIS_FASTTRACK)
+		thread_region_boundary(th);
+	return conflict_deliver(th);
+}
+
+int valor_validate(struct valor_thread *th)
+{
+	if (th->exited)
+		return 0;
+	if (th->ctx->p.analysis == VALOR_ANALYSIS_VALOR)
+		valor_o_validate(th, false);
+	return conflict_deliver(th);
+}
+
+uint64_t valor_shadow_version(struct valor_ctx *ctx, uintptr_t addr)
+{
+	if (ctx->p.analysis != VALOR_ANALYSIS_VALOR ||
+	    !shadow_addr_ok(addr, 1))
+		return 0;
+	return valor_o_version(ctx, addr);
+}

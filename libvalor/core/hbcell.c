@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Cells of FastRCD and FastTrack: creation, locking, splitting, read sets,
+ * frees, and the loop that applies one analysis to the bytes an access
+ * touches (see hbcell.h).
+ */
+#include "hbcell.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define READSET_MIN 4
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static void cell_lock(struct hb_cell *c)
+{
+	while (atomic_flag_test_and_set_explicit(&c->lock, memory_order_acquire))
+		cpu_relax();
+}
+
+static void cell_unlock(struct hb_cell *c)
+{
+	atomic_flag_clear_explicit(&c->lock, memory_order_release);
+}
+
+static struct hb_cell *cell_get(struct valor_ctx *ctx, uint64_t cell)
+{
+	shadow_word *p = shadow_get(&ctx->shadow, cell);
+	uint64_t w, expected = 0;
+	struct hb_cell *c;
+
+	if (!p)
+		return NULL;
+	w = atomic_load_explicit(p, memory_order_acquire);
+	if (likely(w))
+		return (struct hb_cell *)(uintptr_t)w;
+	c = arena_alloc(&ctx->arena, sizeof(*c));
+	if (!c)
+		return NULL;
+	atomic_flag_clear(&c->lock);
+	if (!atomic_compare_exchange_strong(p, &expected, (uintptr_t)c)) {
+		arena_free(&ctx->arena, c, sizeof(*c));
+		return (struct hb_cell *)(uintptr_t)expected;
+	}
+	return c;
+}
+
+bool hb_readset_has(const struct hb_byte *b, uint64_t epoch)
+{
+	if (!b->rs)
+		return b->r.epoch == epoch;
+	for (uint32_t i = 0; i < b->rs->n; i++)
+		if (b->rs->v[i].epoch == epoch)
+			return true;
+	return false;
+}
+
+/* Add @a to the read set, replacing an entry of the same slot. */
+int hb_readset_put(struct hb_byte *b, const struct hb_access *a)
+{
+	struct hb_readset *rs = b->rs;
+	uint32_t slot = epoch_slot(a->epoch);
+
+	if (!rs) {
+		rs = malloc(sizeof(*rs) + READSET_MIN * sizeof(rs->v[0]));
+		if (!rs)
+			return -ENOMEM;
+		rs->cap = READSET_MIN;
+		rs->n = 0;
+		if (b->r.epoch)
+			rs->v[rs->n++] = b->r;
+		b->r.epoch = 0;
+		b->rs = rs;
+	}
+	for (uint32_t i = 0; i < rs->n; i++) {
+		if (epoch_slot(rs->v[i].epoch) == slot) {
+			rs->v[i] = *a;
+			return 0;
+		}
+	}
+	if (rs->n == rs->cap) {
+		uint32_t cap = 2 * rs->cap;
+		struct hb_readset *bigger =
+			realloc(rs, sizeof(*rs) + cap * sizeof(rs->v[0]));
+
+		if (!bigger)
+			return -ENOMEM;
+		rs = bigger;
+		rs->cap = cap;
+		b->rs = rs;
+	}
+	rs->v[rs->n++] = *a;
+	return 0;
+}
+
+void hb_byte_clear_reads(struct hb_byte *b)
+{
+	free(b->rs);
+	b->rs = NULL;
+	memset(&b->r, 0, sizeof(b->r));
+}
+
+static int byte_copy(struct hb_byte *dst, const struct hb_byte *src)
+{
+	*dst = *src;
+	if (src->rs) {
+		size_t bytes = sizeof(*src->rs) + src->rs->cap * sizeof(src->rs->v[0]);
+
+		dst->rs = malloc(bytes);
+		if (!dst->rs)
+			return -ENOMEM;
+		memcpy(dst->rs, src->rs, bytes);
+	}
+	return 0;
+}
+
+static int cell_split(struct valor_ctx *ctx, struct valor_thread *th,
+		      struct hb_cell *c)
+{
+	struct hb_byte *bytes = c->bytes;
+
+	if (!bytes) {
+		bytes = arena_alloc(&ctx->arena, CELL_SIZE * sizeof(*bytes));
+		if (!bytes)
+			return -ENOMEM;
+	}
+	for (unsigned i = 0; i < CELL_SIZE; i++) {
+		if (byte_copy(&bytes[i], &c->whole)) {
+			while (i--)
+				hb_byte_clear_reads(&bytes[i]);
+			if (!c->bytes)
+				arena_free(&ctx->arena, bytes,
+					   CELL_SIZE * sizeof(*bytes));
+			return -ENOMEM;
+		}
+	}
+	hb_byte_clear_reads(&c->whole);
+	memset(&c->whole, 0, sizeof(c->whole));
+	c->bytes = bytes;
+	c->split = true;
+	th->st.cells_refined++;
+	return 0;
+}
+
+void hb_report(const struct hb_op *op, uint32_t kind, unsigned byte,
+	       const struct hb_access *earlier, bool earlier_is_write)
+{
+	struct valor_thread *th = op->th;
+	struct valor_conflict c = {
+		.kind = kind,
+		.addr = (op->cell << CELL_SHIFT) + byte,
+		.size = op->width,
+		.first = {
+			.tid = earlier->tid,
+			.site = earlier->site,
+			.region = epoch_clock(earlier->epoch),
+			.is_write = earlier_is_write,
+		},
+		.second = {
+			.tid = th->tid,
+			.site = op->site,
+			.region = th->clock,
+			.is_write = op->is_write,
+		},
+	};
+
+	conflict_push(th, &th->eager, &c);
+}
+
+/* Would this access leave the whole-cell record unchanged?  (Same epoch.) */
+static bool whole_unchanged(const struct hb_cell *c, const struct hb_op *op)
+{
+	if (op->is_write)
+		return c->whole.w.epoch == op->epoch;
+	return hb_readset_has(&c->whole, op->epoch);
+}
+
+static void apply_byte(const struct hb_op *op, struct hb_byte *b,
+		       unsigned byte)
+{
+	if (op->th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD)
+		fastrcd_byte(op, b, byte);
+	else
+		fasttrack_byte(op, b, byte);
+}
+
+static void free_byte(const struct hb_op *op, struct hb_byte *b,
+		      unsigned byte)
+{
+	/* A free is checked as a write, then forgets everything. */
+	apply_byte(op, b, byte);
+	hb_byte_clear_reads(b);
+	memset(&b->w, 0, sizeof(b->w));
+}
+
+static void apply_cell(struct valor_thread *th, struct hb_cell *c,
+		       struct hb_op *op, uint8_t m, bool is_free)
+{
+	struct valor_ctx *ctx = th->ctx;
+
+	if (!c->split) {
+		if (m == 0xff) {
+			/* One record for all eight bytes: report all eight. */
+			op->width = CELL_SIZE;
+			if (is_free)
+				free_byte(op, &c->whole, 0);
+			else
+				apply_byte(op, &c->whole, 0);
+			op->width = 1;
+			return;
+		}
+		if (!is_free && whole_unchanged(c, op))
+			return;
+		if (cell_split(ctx, th, c))
+			return;
+	}
+	for (unsigned b = 0; b < CELL_SIZE; b++) {
+		if (!(m & (1U << b)))
+			continue;
+		if (is_free)
+			free_byte(op, &c->bytes[b], b);
+		else
+			apply_byte(op, &c->bytes[b], b);
+	}
+	if (is_free && m == 0xff) {
+		/* Wholly forgotten: the cell is one history again. */
+		for (unsigned b = 0; b < CELL_SIZE; b++)
+			hb_byte_clear_reads(&c->bytes[b]);
+		c->split = false;
+		memset(&c->whole, 0, sizeof(c->whole));
+	}
+}
+
+void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
+	      bool is_write, bool is_free, uint64_t site)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct hb_op op = {
+		.th = th,
+		.epoch = epoch_make(th->slot, th->clock),
+		.site = site,
+		.is_write = is_write || is_free,
+		.width = 1,
+	};
+	uint64_t cell;
+	uint8_t m;
+
+	for_each_cell(addr, size, cell, m) {
+		struct hb_cell *c = cell_get(ctx, cell);
+
+		if (!c)
+			return;
+		op.cell = cell;
+		cell_lock(c);
+		apply_cell(th, c, &op, m, is_free);
+		cell_unlock(c);
+	}
+}

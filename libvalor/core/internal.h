@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Engine internals shared by the analyses: the context, thread slots and
+ * handles, per-thread logs, conflict delivery.
+ *
+ * Locking: ctx->lock guards slot allocation, the retired-stats totals and
+ * the arena's chunk list; it is never taken on an access.  Everything an
+ * access touches is either owned by the calling thread's handle, updated
+ * with single-word atomics (Valor), or guarded by a per-cell spinlock
+ * (FastRCD, FastTrack).  Conflicts are queued on the thread and delivered
+ * when the engine call returns, with no lock held.
+ */
+#ifndef VALOR_CORE_INTERNAL_H
+#define VALOR_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <valor/engine.h>
+
+#include "arena.h"
+#include "shadow.h"
+#include "vclock.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Epochs of FastRCD and FastTrack: slot in the top 16 bits, clock below. */
+#define EPOCH_CLOCK_BITS 48
+#define EPOCH_CLOCK_MASK ((1ULL << EPOCH_CLOCK_BITS) - 1)
+
+static inline uint64_t epoch_make(uint32_t slot, uint64_t clock)
+{
+	return ((uint64_t)slot << EPOCH_CLOCK_BITS) | (clock & EPOCH_CLOCK_MASK);
+}
+
+static inline uint32_t epoch_slot(uint64_t e)
+{
+	return (uint32_t)(e >> EPOCH_CLOCK_BITS);
+}
+
+static inline uint64_t epoch_clock(uint64_t e)
+{
+	return e & EPOCH_CLOCK_MASK;
+}
+
+/*
+ * One entry of a slot's write log: a cell the slot's thread wrote first in
+ * one of its regions.  The entries of the current region are Valor-O's
+ * write set; older ones stay until overwritten so that a read-write report
+ * can name the writer even after the writer's region (or life) ended.
+ * @cell is published last (release) so another thread reading the entry
+ * for a report sees the fields that go with it.
+ */
+struct wlog_entry {
+	_Atomic uint64_t cell;  /* cell index + 1; 0 = empty */
+	uint64_t site;
+	uint64_t region;
+	uint64_t tid;
+};
+
+/*
+ * A thread slot: the small integer an epoch or an owner field names.
+ * Slots outlive their threads: the clock continues across occupants so
+ * that an epoch of an earlier occupant never looks like a current one.
+ */
+struct slot {
+	_Atomic uint64_t clock;    /* current region / own VC entry */
+	_Atomic uint64_t tid;      /* logical id of the last occupant */
+	uint64_t final_clock;      /* clock at the last occupant's exit */
+	bool used;                 /* has ever had an occupant */
+	bool live;                 /* has an occupant now */
+	struct wlog_entry *wlog;   /* ring, ctx->wlog_cap entries */
+	_Atomic uint64_t wlog_head;
+};
+
+/* One entry of a Valor read log: a cell, the bytes read, the state seen. */
+struct rlog_entry {
+	uint64_t cell;      /* cell index */
+	uint64_t snapshot;  /* cell word (or byte word) when read */
+	uint64_t site;
+	uint8_t mask;       /* bytes of the cell read */
+};
+
+struct conflict_queue {
+	struct valor_conflict *v;
+	uint32_t n, cap;
+};
+
+struct thread_stats {
+	uint64_t regions;
+	uint64_t version_bumps;
+	uint64_t read_log_overflows;
+	uint64_t write_log_overflows;
+	uint64_t validations;
+	uint64_t cells_refined;
+	uint64_t conflicts;
+};
+
+struct valor_thread {
+	struct valor_ctx *ctx;
+	uint64_t tid;
+	uint32_t slot;
+	bool exited;
+	uint64_t clock;           /* mirror of ctx->slots[slot].clock */
+
+	/* Valor */
+	struct rlog_entry *rlog;
+	uint32_t rlog_n;
+	uint64_t region_start;    /* first write-log index of this region */
+
+	/* FastTrack: this thread's vector clock (own entry == clock). */
+	struct vclock vc;
+
+	struct conflict_queue lazy;   /* found by validation: delivered first */
+	struct conflict_queue eager;
+	struct thread_stats st;
+
+	struct valor_thread *next_all, *prev_all;  /* ctx->threads list */
+};
+
+struct sync_table;
+
+struct valor_ctx {
+	struct valor_params p;
+	struct shadow shadow;
+	struct arena arena;
+
+	pthread_mutex_t lock;
+	struct slot *slots;          /* [0] unused: slot 0 means "none" */
+	uint32_t nslots;             /* max_threads + 1 */
+	uint32_t *free_slots;        /* stack of recyclable slots */
+	uint32_t nfree;
+	uint32_t next_unused;        /* slots never used start here */
+	uint32_t wlog_cap;           /* power of two */
+	uint64_t next_tid;
+
+	struct valor_thread *threads;  /* every handle not yet freed */
+	struct thread_stats retired;
+	uint64_t threads_created;
+
+	struct sync_table *sync;       /* FastTrack: sync object clocks */
+};
+
+/* thread.c */
+void thread_region_boundary(struct valor_thread *th);
+void thread_deliver(struct valor_thread *th);
+
+/* report.c */
+void conflict_push(struct valor_thread *th, struct conflict_queue *q,
+		   const struct valor_conflict *c);
+int conflict_deliver(struct valor_thread *th);
+void conflict_queue_free(struct conflict_queue *q);
+
+/* valor.c: Valor-O */
+int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
+		   bool is_write, uint64_t site);
+int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
+		 uint64_t site);
+void valor_o_validate(struct valor_thread *th, bool reset);
+void valor_o_region_end(struct valor_thread *th);
+uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr);
+int valor_o_thread_init(struct valor_thread *th);
+void valor_o_thread_fini(struct valor_thread *th);
+
+/* fastrcd.c */
+void fastrcd_access(struct valor_thread *th, uintptr_t addr, size_t size,
+		    bool is_write, uint64_t site);
+void fastrcd_free(struct valor_thread *th, uintptr_t addr, size_t size,
+		  uint64_t site);
+
+/* fasttrack.c */
+void fasttrack_access(struct valor_thread *th, uintptr_t addr, size_t size,
+		      bool is_write, uint64_t site);
+void fasttrack_free(struct valor_thread *th, uintptr_t addr, size_t size,
+		    uint64_t site);
+
+/* synctab.c: FastTrack's clocks of synchronization objects */
+struct sync_table *sync_table_new(void);
+void sync_table_free(struct sync_table *t);
+int sync_acquire(struct sync_table *t, uintptr_t obj, struct vclock *into);
+int sync_release(struct sync_table *t, uintptr_t obj, const struct vclock *from);
+
+/* Iterate the cells of [addr, addr + size): cell index and byte mask. */
+static inline uint8_t cell_mask(uint64_t lo, uint64_t hi)
+{
+	/* bytes [lo, hi) of a cell, 0 <= lo < hi <= 8 */
+	return (uint8_t)(((1U << hi) - 1) & ~((1U << lo) - 1));
+}
+
+#define for_each_cell(addr, size, cell, mask)                                  \
+	for (uint64_t __a = (addr), __end = (addr) + (size);                   \
+	     __a < __end &&                                                    \
+	     ((cell) = __a >> CELL_SHIFT,                                      \
+	     (mask) = cell_mask(__a & (CELL_SIZE - 1),                         \
+				((__end - ((cell) << CELL_SHIFT)) > CELL_SIZE ?        \
+					 CELL_SIZE :                           \
+					 (__end - ((cell) << CELL_SHIFT)))),   \
+	     1);                                                               \
+	     __a = ((cell) + 1) << CELL_SHIFT)
+
+/* Bytes of @mask as consecutive runs: calls fn(lo, len) per run. */
+#define for_each_run(mask, lo, len)                                            \
+	for (unsigned __m = (mask), lo = 0, len = 0;                           \
+	     __m && ((lo) = __builtin_ctz(__m),                                \
+		    (len) = __builtin_ctz(~(__m >> (lo))),                     \
+		    __m &= ~(((1U << (len)) - 1) << (lo)), 1);)
+
+#endif /* VALOR_CORE_INTERNAL_H */

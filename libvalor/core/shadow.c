@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Reserving and growing the two-level shadow table (see shadow.h). */
+#include "shadow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define LEAF_BYTES (SHADOW_LEAF_WORDS * sizeof(shadow_word))
+#define TOP_BYTES (SHADOW_TOP_ENTRIES * sizeof(shadow_word *))
+
+static void *reserve(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int shadow_init(struct shadow *s)
+{
+	s->top = reserve(TOP_BYTES);
+	if (!s->top)
+		return -ENOMEM;
+	atomic_init(&s->mapped_bytes, TOP_BYTES);
+	pthread_mutex_init(&s->leaves_lock, NULL);
+	s->leaves = NULL;
+	s->nleaves = s->leaves_cap = 0;
+	return 0;
+}
+
+void shadow_fini(struct shadow *s)
+{
+	if (!s->top)
+		return;
+	for (size_t i = 0; i < s->nleaves; i++)
+		munmap(s->leaves[i], LEAF_BYTES);
+	free(s->leaves);
+	munmap(s->top, TOP_BYTES);
+	pthread_mutex_destroy(&s->leaves_lock);
+	s->top = NULL;
+}
+
+static int remember_leaf(struct shadow *s, shadow_word *leaf)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&s->leaves_lock);
+	if (s->nleaves == s->leaves_cap) {
+		size_t cap = s->leaves_cap ? 2 * s->leaves_cap : 16;
+		shadow_word **v = realloc(s->leaves, cap * sizeof(*v));
+
+		if (!v) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		s->leaves = v;
+		s->leaves_cap = cap;
+	}
+	s->leaves[s->nleaves++] = leaf;
+out:
+	pthread_mutex_unlock(&s->leaves_lock);
+	return ret;
+}
+
+shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index)
+{
+	shadow_word *fresh = reserve(LEAF_BYTES), *expected = NULL;
+
+	if (!fresh)
+		return NULL;
+	if (remember_leaf(s, fresh)) {
+		munmap(fresh, LEAF_BYTES);
+		return NULL;
+	}
+	if (!atomic_compare_exchange_strong(&s->top[top_index], &expected,
+					    fresh)) {
+		/*
+		 * Another thread installed the leaf first: use theirs.  Ours
+		 * stays on the list (unmapped at shadow_fini) because taking
+		 * it off would need the lock again for a rare race.
+		 */
+		return expected;
+	}
+	atomic_fetch_add(&s->mapped_bytes, LEAF_BYTES);
+	return fresh;
+}

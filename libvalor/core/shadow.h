@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shadow memory: one 64-bit word per 8-byte cell of the analysed address
+ * space, in a two-level table.  The top level maps 16 MiB chunks of the
+ * 48-bit address space to leaves of 2^21 words; both are reserved with
+ * MAP_NORESERVE and only the pages an analysis touches become resident,
+ * so an untouched word reads as zero, every analysis's initial state.
+ *
+ * What a word means belongs to the analysis (valor.c: a Valor-O cell
+ * word; hbcell.c: a pointer to a FastRCD/FastTrack cell).  Leaves are
+ * installed with a compare-and-swap and never removed while the context
+ * lives, so a word's address is stable.
+ */
+#ifndef VALOR_CORE_SHADOW_H
+#define VALOR_CORE_SHADOW_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CELL_SHIFT 3
+#define CELL_SIZE (1U << CELL_SHIFT)
+#define SHADOW_ADDR_BITS 48
+#define SHADOW_LEAF_SHIFT 24
+#define SHADOW_LEAF_WORDS (1UL << (SHADOW_LEAF_SHIFT - CELL_SHIFT))
+#define SHADOW_TOP_ENTRIES (1UL << (SHADOW_ADDR_BITS - SHADOW_LEAF_SHIFT))
+
+typedef _Atomic uint64_t shadow_word;
+
+struct shadow {
+	shadow_word *_Atomic *top;
+	_Atomic uint64_t mapped_bytes;
+	/* Installed leaves, for shadow_fini(); appended under @leaves_lock. */
+	pthread_mutex_t leaves_lock;
+	shadow_word **leaves;
+	size_t nleaves, leaves_cap;
+};
+
+int shadow_init(struct shadow *s);
+void shadow_fini(struct shadow *s);
+shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index);
+
+static inline int shadow_addr_ok(uint64_t addr, uint64_t size)
+{
+	return size <= (1ULL << SHADOW_ADDR_BITS) &&
+	       addr <= (1ULL << SHADOW_ADDR_BITS) - size;
+}
+
+/* The word of @cell, or NULL if its leaf was never created. */
+static inline shadow_word *shadow_peek(struct shadow *s, uint64_t cell)
+{
+	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
+	shadow_word *leaf = atomic_load_explicit(&s->top[ti],
+						 memory_order_acquire);
+
+	if (!leaf)
+		return NULL;
+	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+}
+
+/* The word of @cell, creating its leaf; NULL only when out of memory. */
+static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
+{
+	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
+	shadow_word *leaf = atomic_load_explicit(&s->top[ti],
+						 memory_order_acquire);
+
+	if (__builtin_expect(!leaf, 0)) {
+		leaf = shadow_leaf_create(s, ti);
+		if (!leaf)
+			return NULL;
+	}
+	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+}
+
+static inline uint64_t shadow_load(struct shadow *s, uint64_t cell)
+{
+	shadow_word *w = shadow_peek(s, cell);
+
+	return w ? atomic_load_explicit(w, memory_order_acquire) : 0;
+}
+
+#endif /* VALOR_CORE_SHADOW_H */

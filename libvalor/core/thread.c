@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Thread handles and slots: creation, exit, join, and the synchronization
+ * events that move a thread's clock (acquire, release, region ends).
+ *
+ * Slot recycling is where wraparound and identity bugs would hide, so the
+ * rules are explicit:
+ *  - a slot's clock only grows, across occupants, so an epoch of an
+ *    earlier occupant can never equal a current region (FastRCD) and
+ *    Valor's owner field is cleared by the region end every exit performs;
+ *  - FastTrack hands a recycled slot only to a creator whose vector clock
+ *    already covers the previous occupant's final clock (it joined it,
+ *    directly or transitively), so that every old epoch of the slot
+ *    happens before everything the new occupant does.  Other creators
+ *    get a never-used slot.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_fasttrack(const struct valor_ctx *ctx)
+{
+	return ctx->p.analysis == VALOR_ANALYSIS_FASTTRACK;
+}
+
+/* Called with ctx->lock held.  Returns a slot index or 0 if none is free. */
+static uint32_t slot_alloc(struct valor_ctx *ctx, struct valor_thread *parent)
+{
+	for (uint32_t i = ctx->nfree; i-- > 0;) {
+		uint32_t s = ctx->free_slots[i];
+
+		if (is_fasttrack(ctx) &&
+		    (!parent ||
+		     vclock_get(&parent->vc, s) < ctx->slots[s].final_clock))
+			continue;
+		ctx->free_slots[i] = ctx->free_slots[--ctx->nfree];
+		return s;
+	}
+	if (ctx->next_unused < ctx->nslots)
+		return ctx->next_unused++;
+	return 0;
+}
+
+static void set_clock(struct valor_thread *th, uint64_t clock)
+{
+	th->clock = clock;
+	atomic_store_explicit(&th->ctx->slots[th->slot].clock, clock,
+			      memory_order_release);
+}
+
+void thread_region_boundary(struct valor_thread *th)
+{
+	if (th->ctx->p.analysis == VALOR_ANALYSIS_VALOR)
+		valor_o_region_end(th);
+	th->st.regions++;
+	set_clock(th, th->clock + 1);
+}
+
+/* FastTrack's release: the thread's own entry advances. */
+static void fasttrack_tick(struct valor_thread *th)
+{
+	set_clock(th, th->clock + 1);
+	th->vc.c[th->slot] = th->clock;
+	th->st.regions++;
+}
+
+static void link_thread(struct valor_ctx *ctx, struct valor_thread *th)
+{
+	th->next_all = ctx->threads;
+	if (ctx->threads)
+		ctx->threads->prev_all = th;
+	ctx->threads = th;
+}
+
+static void unlink_thread(struct valor_ctx *ctx, struct valor_thread *th)
+{
+	if (th->prev_all)
+		th->prev_all->next_all = th->next_all;
+	else
+		ctx->threads = th->next_all;
+	if (th->next_all)
+		th->next_all->prev_all = th->prev_all;
+}
+
+static int init_slot(struct valor_ctx *ctx, struct slot *s)
+{
+	if (s->used)
+		return 0;
+	if (ctx->p.analysis == VALOR_ANALYSIS_VALOR) {
+		s->wlog = calloc(ctx->wlog_cap, sizeof(*s->wlog));
+		if (!s->wlog)
+			return -ENOMEM;
+	}
+	atomic_store(&s->clock, ctx->p.initial_clock);
+	s->used = true;
+	return 0;
+}
+
+struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
+					 struct valor_thread *parent)
+{
+	struct valor_thread *th;
+	uint32_t slot;
+	int err;
+
+	if (parent && (parent->exited || parent->ctx != ctx)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	th = calloc(1, sizeof(*th));
+	if (!th) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	th->ctx = ctx;
+
+	pthread_mutex_lock(&ctx->lock);
+	slot = slot_alloc(ctx, parent);
+	if (!slot) {
+		err = EAGAIN;
+		goto err_unlock;
+	}
+	if (init_slot(ctx, &ctx->slots[slot])) {
+		/* Give the slot back untouched. */
+		ctx->free_slots[ctx->nfree++] = slot;
+		err = ENOMEM;
+		goto err_unlock;
+	}
+	th->slot = slot;
+	th->tid = ctx->next_tid++;
+	ctx->slots[slot].live = true;
+	atomic_store(&ctx->slots[slot].tid, th->tid);
+	th->clock = atomic_load(&ctx->slots[slot].clock);
+	th->region_start = atomic_load(&ctx->slots[slot].wlog_head);
+	link_thread(ctx, th);
+	ctx->threads_created++;
+	pthread_mutex_unlock(&ctx->lock);
+
+	if (ctx->p.analysis == VALOR_ANALYSIS_VALOR) {
+		if (valor_o_thread_init(th))
+			goto err_undo;
+	} else if (is_fasttrack(ctx)) {
+		if ((parent && vclock_copy(&th->vc, &parent->vc)) ||
+		    vclock_set(&th->vc, slot, th->clock))
+			goto err_undo;
+	}
+
+	/* Creating a thread is a release of the parent. */
+	if (parent) {
+		if (is_fasttrack(ctx))
+			fasttrack_tick(parent);
+		else
+			thread_region_boundary(parent);
+		conflict_deliver(parent);
+	}
+	return th;
+
+err_undo:
+	th->exited = true;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->slots[slot].live = false;
+	ctx->slots[slot].final_clock = th->clock;
+	atomic_store(&ctx->slots[slot].clock, th->clock + 1);
+	ctx->free_slots[ctx->nfree++] = slot;
+	unlink_thread(ctx, th);
+	pthread_mutex_unlock(&ctx->lock);
+	valor_o_thread_fini(th);
+	vclock_free(&th->vc);
+	free(th);
+	errno = ENOMEM;
+	return NULL;
+
+err_unlock:
+	pthread_mutex_unlock(&ctx->lock);
+	free(th);
+	errno = err;
+	return NULL;
+}
+
+uint64_t valor_thread_id(const struct valor_thread *th)
+{
+	return th->tid;
+}
+
+void valor_thread_exit(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+
+	if (th->exited)
+		return;
+	/* The exit is a release: the last region ends and is validated. */
+	if (!is_fasttrack(ctx))
+		thread_region_boundary(th);
+	conflict_deliver(th);
+
+	pthread_mutex_lock(&ctx->lock);
+	th->exited = true;
+	s->final_clock = th->clock;
+	atomic_store_explicit(&s->clock, th->clock + 1, memory_order_release);
+	s->live = false;
+	ctx->free_slots[ctx->nfree++] = th->slot;
+	pthread_mutex_unlock(&ctx->lock);
+	valor_o_thread_fini(th);
+}
+
+int valor_thread_join(struct valor_thread *joiner, struct valor_thread *joinee)
+{
+	struct valor_ctx *ctx = joiner->ctx;
+
+	if (!joinee->exited || joiner == joinee || joiner->exited ||
+	    joinee->ctx != ctx)
+		return -EINVAL;
+	if (is_fasttrack(ctx))
+		vclock_join(&joiner->vc, &joinee->vc);
+	else if (ctx->p.regions == VALOR_REGIONS_SFR)
+		thread_region_boundary(joiner);
+	valor_thread_forget(joinee);
+	conflict_deliver(joiner);
+	return 0;
+}
+
+void valor_thread_forget(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct thread_stats *r = &ctx->retired;
+
+	if (!th->exited)
+		valor_thread_exit(th);
+	pthread_mutex_lock(&ctx->lock);
+	unlink_thread(ctx, th);
+	r->conflicts += th->st.conflicts;
+	r->regions += th->st.regions;
+	r->version_bumps += th->st.version_bumps;
+	r->read_log_overflows += th->st.read_log_overflows;
+	r->write_log_overflows += th->st.write_log_overflows;
+	r->validations += th->st.validations;
+	r->cells_refined += th->st.cells_refined;
+	pthread_mutex_unlock(&ctx->lock);
+	vclock_free(&th->vc);
+	conflict_queue_free(&th->lazy);
+	conflict_queue_free(&th->eager);
+	free(th);
+}
+
+void valor_acquire(struct valor_thread *th, uintptr_t sync)
+{
+	struct valor_ctx *ctx = th->ctx;
+
+	if (is_fasttrack(ctx))
+		sync_acquire(ctx->sync, sync, &th->vc);
+	else if (ctx->p.regions == VALOR_REGIONS_SFR)
+		thread_region_boundary(th);
+	conflict_deliver(th);
+}
+
+void valor_release(struct valor_thread *th, uintptr_t sync)
+{
+	struct valor_ctx *ctx = th->ctx;
+
+	if (is_fasttrack(ctx)) {
+		sync_release(ctx->sync, sync, &th->vc);
+		fasttrack_tick(th);
+	} else {
+		thread_region_boundary(th);
+	}
+	conflict_deliver(th);
+}

@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Valor-O: region conflict detection with ownership + versions (the Valor
+ * paper, section 4), eager write-write and write-read detection, lazy
+ * read-write detection by read-log validation at region end.
+ *
+ * Cell word (one per 8-byte cell, updated only by compare-and-swap, so no
+ * version increment is ever lost):
+ *
+ *   63            24  23     22      8  7       0
+ *  +----------------+------+---------+---------+
+ *  | version (40)   |active| slot(15)| nmask(8)|
+ *  +----------------+------+---------+---------+
+ *
+ * The bytes NOT in nmask are at <version, slot, active>: slot last wrote
+ * them and, if active, its region that did is still ongoing (the owner).
+ * The bytes in nmask are one write behind: <version - 1, slot, inactive>.
+ * nmask == 0 is the common uniform cell; a partial write by the owner, or
+ * by the last writer in a new region, stays compact this way.  Anything
+ * else (two threads' writes splitting a cell, versions further apart)
+ * refines the cell: nmask == 0xff marks a refined cell, whose bits 8..63
+ * hold a pointer to eight byte words of the same format.  Refinement
+ * copies every byte's state, so it loses nothing.
+ *
+ * The all-zero word is a never-written cell: version 0, no writer.
+ * Versions compare modulo 2^40 (see Documentation/engine.md for why that
+ * cannot produce a false conflict and what a missed one would need).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VW_SLOT_SHIFT 8
+#define VW_SLOT_MASK 0x7fffULL
+#define VW_ACTIVE (1ULL << 23)
+#define VW_VER_SHIFT 24
+#define VW_VER_MASK ((1ULL << 40) - 1)
+#define VW_NMASK 0xffULL
+#define VW_REFINED 0xffULL
+
+struct byte_state {
+	uint64_t ver;
+	uint32_t slot;
+	bool active;
+};
+
+static inline bool vw_refined(uint64_t w)
+{
+	return (w & VW_NMASK) == VW_REFINED;
+}
+
+static inline uint32_t vw_slot(uint64_t w)
+{
+	return (uint32_t)((w >> VW_SLOT_SHIFT) & VW_SLOT_MASK);
+}
+
+static inline uint64_t vw_ver(uint64_t w)
+{
+	return w >> VW_VER_SHIFT;
+}
+
+static inline uint64_t vw_make(uint64_t ver, uint32_t slot, bool active,
+			       uint8_t nmask)
+{
+	return ((ver & VW_VER_MASK) << VW_VER_SHIFT) |
+	       (active ? VW_ACTIVE : 0) | ((uint64_t)slot << VW_SLOT_SHIFT) |
+	       nmask;
+}
+
+static inline shadow_word *vw_block(uint64_t w)
+{
+	return (shadow_word *)(uintptr_t)(w >> 8);
+}
+
+/* State of byte @b of a compact cell word or of a byte word. */
+static inline struct byte_state vw_byte(uint64_t w, unsigned b)
+{
+	struct byte_state s = { vw_ver(w), vw_slot(w), !!(w & VW_ACTIVE) };
+
+	if (w & (1U << b)) {
+		s.ver = (s.ver - 1) & VW_VER_MASK;
+		s.active = false;
+	}
+	return s;
+}
+
+/* Current word of byte @b given its cell word @w (byte word if refined). */
+static inline uint64_t byte_word(uint64_t w, unsigned b)
+{
+	if (vw_refined(w))
+		return atomic_load_explicit(&vw_block(w)[b],
+					    memory_order_acquire);
+	return w;
+}
+
+static inline uint64_t ver_distance(uint64_t now, uint64_t then)
+{
+	return (now - then) & VW_VER_MASK;
+}
+
+/* --- the write log (a slot's ring; this region's part is the write set) */
+
+static void wlog_append(struct valor_thread *th, uint64_t cell, uint64_t site);
+
+static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
+		      uint64_t skip_tid, struct valor_access_info *out)
+{
+	struct slot *s = &ctx->slots[slot];
+	uint64_t head, n, mask = ctx->wlog_cap - 1;
+
+	if (!slot || slot >= ctx->nslots || !s->wlog)
+		return false;
+	head = atomic_load_explicit(&s->wlog_head, memory_order_acquire);
+	n = head < ctx->wlog_cap ? head : ctx->wlog_cap;
+	for (uint64_t i = 1; i <= n; i++) {
+		struct wlog_entry *e = &s->wlog[(head - i) & mask];
+
+		if (atomic_load_explicit(&e->cell, memory_order_acquire) !=
+		    cell + 1)
+			continue;
+		if (e->tid == skip_tid)
+			continue;
+		out->tid = e->tid;
+		out->site = e->site;
+		out->region = e->region;
+		out->is_write = true;
+		return true;
+	}
+	return false;
+}
+
+/* Who made the write that byte state @bs records (for reports). */
+static void writer_info(struct valor_thread *th, uint64_t cell,
+			uint32_t slot, struct valor_access_info *out)
+{
+	struct valor_ctx *ctx = th->ctx;
+
+	memset(out, 0, sizeof(*out));
+	out->is_write = true;
+	if (slot && slot != th->slot && wlog_find(ctx, slot, cell, 0, out))
+		return;
+	if (slot && slot != th->slot) {
+		/* Overwritten in the ring: the slot's last occupant. */
+		out->tid = atomic_load(&ctx->slots[slot].tid);
+		return;
+	}
+	/* The last writer is us: look for another thread's write. */
+	for (uint32_t s = 1; s < ctx->nslots && ctx->slots[s].used; s++)
+		if (s != th->slot && wlog_find(ctx, s, cell, th->tid, out))
+			return;
+	/* Our own slot's ring may hold a previous occupant's write. */
+	wlog_find(ctx, th->slot, cell, th->tid, out);
+}
+
+static void report(struct valor_thread *th, struct conflict_queue *q,
+		   uint32_t kind, uint64_t cell, uint8_t mask,
+		   const struct valor_access_info *first,
+		   const struct valor_access_info *second, bool lazy)
+{
+	struct valor_conflict c = {
+		.kind = kind,
+		.lazy = lazy,
+		.first = *first,
+		.second = *second,
+	};
+
+	for_each_run(mask, lo, len) {
+		c.addr = (cell << CELL_SHIFT) + lo;
+		c.size = len;
+		conflict_push(th, q, &c);
+	}
+}
+
+static void report_eager(struct valor_thread *th, uint32_t kind, uint64_t cell,
+			 uint8_t mask, uint32_t owner, bool is_write,
+			 uint64_t site)
+{
+	struct valor_access_info first, second = {
+		.tid = th->tid,
+		.site = site,
+		.region = th->clock,
+		.is_write = is_write,
+	};
+
+	writer_info(th, cell, owner, &first);
+	report(th, &th->eager, kind, cell, mask, &first, &second, false);
+}
+
+/* --- refinement */
+
+static bool refine(struct valor_thread *th, shadow_word *p, uint64_t w)
+{
+	struct valor_ctx *ctx = th->ctx;
+	shadow_word *blk = arena_alloc(&ctx->arena, 8 * sizeof(*blk));
+
+	if (!blk)
+		return false;
+	for (unsigned b = 0; b < CELL_SIZE; b++) {
+		struct byte_state s = vw_byte(w, b);
+
+		atomic_init(&blk[b], vw_make(s.ver, s.slot, s.active, 0));
+	}
+	if (!atomic_compare_exchange_strong(p, &w,
+					    ((uint64_t)(uintptr_t)blk << 8) |
+						    VW_REFINED)) {
+		arena_free(&ctx->arena, blk, 8 * sizeof(*blk));
+		return true; /* someone else changed it: the caller retries */
+	}
+	th->st.cells_refined++;
+	return true;
+}
+
+/* --- writes */
+
+/* Write bytes @m of a refined cell, byte by byte. */
+static void write_refined(struct valor_thread *th, uint64_t cell,
+			  shadow_word *blk, uint8_t m, uint64_t site,
+			  bool *eager)
+{
+	bool newly_owned = false;
+
+	for (unsigned b = 0; b < CELL_SIZE; b++) {
+		uint64_t bw, nw;
+
+		if (!(m & (1U << b)))
+			continue;
+		bw = atomic_load_explicit(&blk[b], memory_order_acquire);
+		do {
+			if ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot)
+				goto next_byte;
+			nw = vw_make(vw_ver(bw) + 1, th->slot, true, 0);
+		} while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
+		th->st.version_bumps++;
+		newly_owned = true;
+		if (bw & VW_ACTIVE) {
+			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
+				     vw_slot(bw), true, site);
+			*eager = true;
+		}
+next_byte:;
+	}
+	if (newly_owned)
+		wlog_append(th, cell, site);
+}
+
+static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
+		      uint64_t site, bool *eager)
+{
+	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
+	uint32_t me = th->slot;
+	uint64_t w, nw;
+
+	if (!p)
+		return -ENOMEM;
+	w = atomic_load_explicit(p, memory_order_acquire);
+	for (;;) {
+		uint8_t nm = w & VW_NMASK;
+		uint32_t slot = vw_slot(w);
+		bool active = w & VW_ACTIVE;
+
+		if (vw_refined(w)) {
+			write_refined(th, cell, vw_block(w), m, site, eager);
+			return 0;
+		}
+		if (active && slot == me) {
+			/* Already ours: bytes one write behind catch up. */
+			if (!(m & nm))
+				return 0;
+			nw = w & ~(uint64_t)(m & nm);
+			if (atomic_compare_exchange_weak(p, &w, nw)) {
+				th->st.version_bumps++;
+				return 0;
+			}
+			continue;
+		}
+		if (!active && !nm) {
+			uint64_t ver = vw_ver(w);
+
+			if (m == 0xff)
+				nw = vw_make(ver + 1, me, true, 0);
+			else if (slot == me || ver == 0)
+				nw = vw_make(ver + 1, me, true, ~m & 0xff);
+			else
+				goto split;
+			if (atomic_compare_exchange_weak(p, &w, nw)) {
+				th->st.version_bumps++;
+				wlog_append(th, cell, site);
+				return 0;
+			}
+			continue;
+		}
+split:
+		/* Another owner, or states a compact word cannot express. */
+		if (!refine(th, p, w))
+			return -ENOMEM;
+		w = atomic_load_explicit(p, memory_order_acquire);
+	}
+}
+
+/* --- the read log */
+
+static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
+			uint8_t m, uint64_t site)
+{
+	struct rlog_entry *e;
+
+	if (th->rlog_n) {
+		e = &th->rlog[th->rlog_n - 1];
+		if (e->cell == cell && e->snapshot == snap) {
+			e->mask |= m;
+			return;
+		}
+	}
+	if (unlikely(th->rlog_n == th->ctx->p.read_log_entries)) {
+		/* A full log is validated and emptied: the region splits. */
+		th->st.read_log_overflows++;
+		valor_o_validate(th, true);
+	}
+	e = &th->rlog[th->rlog_n++];
+	e->cell = cell;
+	e->snapshot = snap;
+	e->site = site;
+	e->mask = m;
+}
+
+static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
+		      uint64_t site, bool *eager)
+{
+	uint64_t w = shadow_load(&th->ctx->shadow, cell);
+
+	if (vw_refined(w)) {
+		shadow_word *blk = vw_block(w);
+
+		for (unsigned b = 0; b < CELL_SIZE; b++) {
+			uint64_t bw;
+
+			if (!(m & (1U << b)))
+				continue;
+			bw = atomic_load_explicit(&blk[b], memory_order_acquire);
+			if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot) {
+				report_eager(th, VALOR_CONFLICT_WR, cell,
+					     1U << b, vw_slot(bw), false, site);
+				*eager = true;
+			}
+			rlog_append(th, cell, bw, 1U << b, site);
+		}
+		return;
+	}
+	if ((w & VW_ACTIVE) && vw_slot(w) != th->slot) {
+		uint8_t hit = m & ~w & 0xff;
+
+		if (hit) {
+			report_eager(th, VALOR_CONFLICT_WR, cell, hit,
+				     vw_slot(w), false, site);
+			*eager = true;
+		}
+	}
+	rlog_append(th, cell, w, m, site);
+}
+
+int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
+		   bool is_write, uint64_t site)
+{
+	bool eager = false;
+	uint64_t cell;
+	uint8_t m;
+
+	for_each_cell(addr, size, cell, m) {
+		if (is_write) {
+			if (write_cell(th, cell, m, site, &eager))
+				break;
+		} else {
+			read_cell(th, cell, m, site, &eager);
+		}
+	}
+	/*
+	 * Ordering rule: a read-write conflict that validation would find
+	 * happened before this eager one, so report it first.
+	 */
+	if (eager)
+		valor_o_validate(th, false);
+	return conflict_deliver(th);
+}
+
+/* --- validation and region end */
+
+void valor_o_validate(struct valor_thread *th, bool reset)
+{
+	struct valor_ctx *ctx = th->ctx;
+	uint32_t kept = 0;
+
+	th->st.validations++;
+	for (uint32_t i = 0; i < th->rlog_n; i++) {
+		struct rlog_entry e = th->rlog[i];
+		uint64_t w = shadow_load(&ctx->shadow, e.cell);
+		uint8_t bad = 0;
+		uint32_t writer = 0;
+
+		if (w != e.snapshot) {
+			for (unsigned b = 0; b < CELL_SIZE; b++) {
+				struct byte_state then, now;
+				uint64_t d;
+
+				if (!(e.mask & (1U << b)))
+					continue;
+				then = vw_byte(e.snapshot, b);
+				now = vw_byte(byte_word(w, b), b);
+				d = ver_distance(now.ver, then.ver);
+				if ((d && now.slot != th->slot) || d >= 2) {
+					bad |= 1U << b;
+					writer = now.slot;
+				}
+			}
+		}
+		if (bad) {
+			struct valor_access_info first = {
+				.tid = th->tid,
+				.site = e.site,
+				.region = th->clock,
+				.is_write = false,
+			}, second;
+
+			writer_info(th, e.cell, writer, &second);
+			report(th, &th->lazy, VALOR_CONFLICT_RW, e.cell, bad,
+			       &first, &second, true);
+			/* Each read is reported once. */
+			e.mask &= ~bad;
+		}
+		if (!reset && e.mask)
+			th->rlog[kept++] = e;
+	}
+	th->rlog_n = kept;
+}
+
+/* Give up ownership of every cell this region wrote. */
+static void release_write_set(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+	uint64_t head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	uint64_t mask = ctx->wlog_cap - 1;
+
+	for (uint64_t i = th->region_start; i != head; i++) {
+		uint64_t cell = atomic_load_explicit(&s->wlog[i & mask].cell,
+						     memory_order_relaxed) - 1;
+		shadow_word *p = shadow_peek(&ctx->shadow, cell);
+		uint64_t w;
+
+		if (!p)
+			continue;
+		w = atomic_load_explicit(p, memory_order_acquire);
+		if (vw_refined(w)) {
+			shadow_word *blk = vw_block(w);
+
+			for (unsigned b = 0; b < CELL_SIZE; b++) {
+				uint64_t bw = atomic_load(&blk[b]);
+
+				while ((bw & VW_ACTIVE) &&
+				       vw_slot(bw) == th->slot &&
+				       !atomic_compare_exchange_weak(
+					       &blk[b], &bw, bw & ~VW_ACTIVE))
+					;
+			}
+			continue;
+		}
+		while ((w & VW_ACTIVE) && vw_slot(w) == th->slot &&
+		       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
+			;
+	}
+	th->region_start = head;
+}
+
+void valor_o_region_end(struct valor_thread *th)
+{
+	valor_o_validate(th, true);
+	release_write_set(th);
+}
+
+static void wlog_append(struct valor_thread *th, uint64_t cell, uint64_t site)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+	uint64_t head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	struct wlog_entry *e;
+
+	if (unlikely(head - th->region_start == ctx->wlog_cap)) {
+		/*
+		 * A full write set ends the region early (the paper's
+		 * "conceptual split"): validate, give up ownership, move on.
+		 */
+		th->st.write_log_overflows++;
+		thread_region_boundary(th);
+	}
+	e = &s->wlog[head & (ctx->wlog_cap - 1)];
+	atomic_store_explicit(&e->cell, 0, memory_order_relaxed);
+	e->site = site;
+	e->region = th->clock;
+	e->tid = th->tid;
+	atomic_store_explicit(&e->cell, cell + 1, memory_order_release);
+	atomic_store_explicit(&s->wlog_head, head + 1, memory_order_release);
+}
+
+/* --- free: a write of the range, then its history is forgotten */
+
+static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
+		      uint64_t site, bool *eager)
+{
+	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
+	uint64_t w;
+
+	if (!p)
+		return;
+	w = atomic_load_explicit(p, memory_order_acquire);
+	for (;;) {
+		uint8_t owned_by_other = 0;
+		uint32_t owner = 0;
+		uint64_t top = 0;
+
+		if (m != 0xff) {
+			/* Part of a cell: per byte. */
+			if (!vw_refined(w)) {
+				if (!refine(th, p, w))
+					return;
+				w = atomic_load(p);
+				continue;
+			}
+			break;
+		}
+		/* The whole cell: becomes uniform, one past every byte. */
+		for (unsigned b = 0; b < CELL_SIZE; b++) {
+			struct byte_state s = vw_byte(byte_word(w, b), b);
+
+			if (s.active && s.slot != th->slot) {
+				owned_by_other |= 1U << b;
+				owner = s.slot;
+			}
+			/* Versions of one cell are close: "ahead" is modular. */
+			if (b == 0 || ver_distance(s.ver, top) < VW_VER_MASK / 2)
+				top = s.ver;
+		}
+		if (!atomic_compare_exchange_weak(
+			    p, &w, vw_make(top + 1, th->slot, false, 0)))
+			continue;
+		th->st.version_bumps++;
+		if (vw_refined(w))
+			arena_free(&th->ctx->arena, vw_block(w),
+				   8 * sizeof(shadow_word));
+		if (owned_by_other) {
+			report_eager(th, VALOR_CONFLICT_WW, cell,
+				     owned_by_other, owner, true, site);
+			*eager = true;
+		}
+		return;
+	}
+
+	shadow_word *blk = vw_block(w);
+
+	for (unsigned b = 0; b < CELL_SIZE; b++) {
+		uint64_t bw, nw;
+
+		if (!(m & (1U << b)))
+			continue;
+		bw = atomic_load(&blk[b]);
+		do
+			nw = vw_make(vw_ver(bw) + 1, th->slot, false, 0);
+		while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
+		th->st.version_bumps++;
+		if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot) {
+			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
+				     vw_slot(bw), true, site);
+			*eager = true;
+		}
+	}
+}
+
+/* Forget our own pending reads of [addr, addr + size). */
+static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
+{
+	uint64_t first = addr >> CELL_SHIFT, last = (addr + size - 1) >> CELL_SHIFT;
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < th->rlog_n; i++) {
+		struct rlog_entry e = th->rlog[i];
+
+		if (e.cell >= first && e.cell <= last) {
+			uint64_t lo = e.cell << CELL_SHIFT;
+			uint64_t from = addr > lo ? addr - lo : 0;
+			uint64_t to = addr + size - lo;
+
+			if (to > CELL_SIZE)
+				to = CELL_SIZE;
+			e.mask &= ~cell_mask(from, to);
+		}
+		if (e.mask)
+			th->rlog[kept++] = e;
+	}
+	th->rlog_n = kept;
+}
+
+int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
+		 uint64_t site)
+{
+	bool eager = false;
+	uint64_t cell;
+	uint8_t m;
+
+	for_each_cell(addr, size, cell, m)
+		free_cell(th, cell, m, site, &eager);
+	if (eager)
+		valor_o_validate(th, false);
+	rlog_forget(th, addr, size);
+	return 0;
+}
+
+uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr)
+{
+	uint64_t w = shadow_load(&ctx->shadow, addr >> CELL_SHIFT);
+	unsigned b = addr & (CELL_SIZE - 1);
+
+	return vw_byte(byte_word(w, b), b).ver;
+}
+
+int valor_o_thread_init(struct valor_thread *th)
+{
+	th->rlog = malloc((size_t)th->ctx->p.read_log_entries *
+			  sizeof(*th->rlog));
+	return th->rlog ? 0 : -ENOMEM;
+}
+
+void valor_o_thread_fini(struct valor_thread *th)
+{
+	free(th->rlog);
+	th->rlog = NULL;
+	th->rlog_n = 0;
+}
