@@ -110,6 +110,27 @@ void hb_byte_clear_reads(struct hb_byte *b)
 	memset(&b->r, 0, sizeof(b->r));
 }
 
+/*
+ * After a write by @slot: forget every read but @slot's own.  The
+ * algorithms of the papers forget all reads (a later conflict with the
+ * writer's read is also one with its write), but keeping the writer's
+ * read lets a report name both conflicting accesses of that thread.
+ */
+void hb_byte_keep_own_read(struct hb_byte *b, uint32_t slot)
+{
+	struct hb_access own = { 0 };
+
+	if (b->rs) {
+		for (uint32_t i = 0; i < b->rs->n; i++)
+			if (epoch_slot(b->rs->v[i].epoch) == slot)
+				own = b->rs->v[i];
+	} else if (b->r.epoch && epoch_slot(b->r.epoch) == slot) {
+		own = b->r;
+	}
+	hb_byte_clear_reads(b);
+	b->r = own;
+}
+
 static int byte_copy(struct hb_byte *dst, const struct hb_byte *src)
 {
 	*dst = *src;

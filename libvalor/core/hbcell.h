@@ -62,6 +62,7 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 bool hb_readset_has(const struct hb_byte *b, uint64_t epoch);
 int hb_readset_put(struct hb_byte *b, const struct hb_access *a);
 void hb_byte_clear_reads(struct hb_byte *b);
+void hb_byte_keep_own_read(struct hb_byte *b, uint32_t slot);
 void hb_report(const struct hb_op *op, uint32_t kind, unsigned byte,
 	       const struct hb_access *earlier, bool earlier_is_write);
 

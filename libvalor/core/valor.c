@@ -102,10 +102,30 @@ static inline uint64_t ver_distance(uint64_t now, uint64_t then)
 
 /* --- the write log (a slot's ring; this region's part is the write set) */
 
-static void wlog_append(struct valor_thread *th, uint64_t cell, uint64_t site);
+static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
+			uint64_t site);
+static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
+			     uint64_t site);
+static void wlog_make_room(struct valor_thread *th);
 
+static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
+			uint64_t cell, unsigned byte, bool writes_only)
+{
+	uint64_t addr = (cell << CELL_SHIFT) + byte;
+
+	if (e->history_only)
+		return !writes_only && addr >= e->lo && addr < e->hi;
+	return first == cell + 1 && (e->mask & (1U << byte));
+}
+
+/*
+ * The most recent entry of @slot's ring for byte @byte of @cell, made by
+ * another thread than @skip_tid: the write (or, unless @writes_only, the
+ * free) that a report names as the other access.
+ */
 static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
-		      uint64_t skip_tid, struct valor_access_info *out)
+		      unsigned byte, uint64_t skip_tid, bool writes_only,
+		      struct valor_access_info *out)
 {
 	struct slot *s = &ctx->slots[slot];
 	uint64_t head, n, mask = ctx->wlog_cap - 1;
@@ -117,8 +137,10 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 	for (uint64_t i = 1; i <= n; i++) {
 		struct wlog_entry *e = &s->wlog[(head - i) & mask];
 
-		if (atomic_load_explicit(&e->cell, memory_order_acquire) !=
-		    cell + 1)
+		uint64_t first = atomic_load_explicit(&e->cell,
+						      memory_order_acquire);
+
+		if (!first || !wlog_covers(e, first, cell, byte, writes_only))
 			continue;
 		if (e->tid == skip_tid)
 			continue;
@@ -131,15 +153,20 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 	return false;
 }
 
-/* Who made the write that byte state @bs records (for reports). */
-static void writer_info(struct valor_thread *th, uint64_t cell,
-			uint32_t slot, struct valor_access_info *out)
+/*
+ * Who made the write of byte @byte of @cell that another thread's
+ * access conflicts with, for the report: @slot is the byte's last writer
+ * (its owner if @eager).
+ */
+static void writer_info(struct valor_thread *th, uint64_t cell, unsigned byte,
+			uint32_t slot, bool eager, struct valor_access_info *out)
 {
 	struct valor_ctx *ctx = th->ctx;
 
 	memset(out, 0, sizeof(*out));
 	out->is_write = true;
-	if (slot && slot != th->slot && wlog_find(ctx, slot, cell, 0, out))
+	if (slot && slot != th->slot &&
+	    wlog_find(ctx, slot, cell, byte, 0, eager, out))
 		return;
 	if (slot && slot != th->slot) {
 		/* Overwritten in the ring: the slot's last occupant. */
@@ -148,10 +175,11 @@ static void writer_info(struct valor_thread *th, uint64_t cell,
 	}
 	/* The last writer is us: look for another thread's write. */
 	for (uint32_t s = 1; s < ctx->nslots && ctx->slots[s].used; s++)
-		if (s != th->slot && wlog_find(ctx, s, cell, th->tid, out))
+		if (s != th->slot &&
+		    wlog_find(ctx, s, cell, byte, th->tid, false, out))
 			return;
 	/* Our own slot's ring may hold a previous occupant's write. */
-	wlog_find(ctx, th->slot, cell, th->tid, out);
+	wlog_find(ctx, th->slot, cell, byte, th->tid, false, out);
 }
 
 static void report(struct valor_thread *th, struct conflict_queue *q,
@@ -184,7 +212,7 @@ static void report_eager(struct valor_thread *th, uint32_t kind, uint64_t cell,
 		.is_write = is_write,
 	};
 
-	writer_info(th, cell, owner, &first);
+	writer_info(th, cell, __builtin_ctz(mask), owner, true, &first);
 	report(th, &th->eager, kind, cell, mask, &first, &second, false);
 }
 
@@ -219,8 +247,9 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 			  shadow_word *blk, uint8_t m, uint64_t site,
 			  bool *eager)
 {
-	bool newly_owned = false;
+	uint8_t newly_owned = 0;
 
+	wlog_make_room(th);
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		uint64_t bw, nw;
 
@@ -233,7 +262,7 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 			nw = vw_make(vw_ver(bw) + 1, th->slot, true, 0);
 		} while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
 		th->st.version_bumps++;
-		newly_owned = true;
+		newly_owned |= 1U << b;
 		if (bw & VW_ACTIVE) {
 			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
 				     vw_slot(bw), true, site);
@@ -242,7 +271,7 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 next_byte:;
 	}
 	if (newly_owned)
-		wlog_append(th, cell, site);
+		wlog_append(th, cell, newly_owned, site);
 }
 
 static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
@@ -254,6 +283,12 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 
 	if (!p)
 		return -ENOMEM;
+	w = atomic_load_explicit(p, memory_order_acquire);
+	/* The common case: the region owns the bytes already. */
+	if ((w & VW_ACTIVE) && vw_slot(w) == me && !vw_refined(w) &&
+	    !(m & w & VW_NMASK))
+		return 0;
+	wlog_make_room(th);
 	w = atomic_load_explicit(p, memory_order_acquire);
 	for (;;) {
 		uint8_t nm = w & VW_NMASK;
@@ -271,6 +306,7 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			nw = w & ~(uint64_t)(m & nm);
 			if (atomic_compare_exchange_weak(p, &w, nw)) {
 				th->st.version_bumps++;
+				wlog_append(th, cell, m & nm, site);
 				return 0;
 			}
 			continue;
@@ -286,7 +322,7 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 				goto split;
 			if (atomic_compare_exchange_weak(p, &w, nw)) {
 				th->st.version_bumps++;
-				wlog_append(th, cell, site);
+				wlog_append(th, cell, m, site);
 				return 0;
 			}
 			continue;
@@ -386,48 +422,61 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 
 /* --- validation and region end */
 
+/*
+ * Check bytes @which of read-log entry @e against the cell now, report a
+ * read-write conflict for those written since (by another thread, or
+ * twice), and return them.
+ */
+static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
+			   uint8_t which)
+{
+	uint64_t w = shadow_load(&th->ctx->shadow, e->cell);
+	uint8_t bad = 0;
+	uint32_t writer = 0;
+	unsigned wbyte = 0;
+
+	if (w == e->snapshot)
+		return 0;
+	for (unsigned b = 0; b < CELL_SIZE; b++) {
+		struct byte_state then, now;
+		uint64_t d;
+
+		if (!(which & (1U << b)))
+			continue;
+		then = vw_byte(e->snapshot, b);
+		now = vw_byte(byte_word(w, b), b);
+		d = ver_distance(now.ver, then.ver);
+		if ((d && now.slot != th->slot) || d >= 2) {
+			bad |= 1U << b;
+			writer = now.slot;
+			wbyte = b;
+		}
+	}
+	if (bad) {
+		struct valor_access_info first = {
+			.tid = th->tid,
+			.site = e->site,
+			.region = th->clock,
+			.is_write = false,
+		}, second;
+
+		writer_info(th, e->cell, wbyte, writer, false, &second);
+		report(th, &th->lazy, VALOR_CONFLICT_RW, e->cell, bad, &first,
+		       &second, true);
+	}
+	return bad;
+}
+
 void valor_o_validate(struct valor_thread *th, bool reset)
 {
-	struct valor_ctx *ctx = th->ctx;
 	uint32_t kept = 0;
 
 	th->st.validations++;
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
 		struct rlog_entry e = th->rlog[i];
-		uint64_t w = shadow_load(&ctx->shadow, e.cell);
-		uint8_t bad = 0;
-		uint32_t writer = 0;
 
-		if (w != e.snapshot) {
-			for (unsigned b = 0; b < CELL_SIZE; b++) {
-				struct byte_state then, now;
-				uint64_t d;
-
-				if (!(e.mask & (1U << b)))
-					continue;
-				then = vw_byte(e.snapshot, b);
-				now = vw_byte(byte_word(w, b), b);
-				d = ver_distance(now.ver, then.ver);
-				if ((d && now.slot != th->slot) || d >= 2) {
-					bad |= 1U << b;
-					writer = now.slot;
-				}
-			}
-		}
-		if (bad) {
-			struct valor_access_info first = {
-				.tid = th->tid,
-				.site = e.site,
-				.region = th->clock,
-				.is_write = false,
-			}, second;
-
-			writer_info(th, e.cell, writer, &second);
-			report(th, &th->lazy, VALOR_CONFLICT_RW, e.cell, bad,
-			       &first, &second, true);
-			/* Each read is reported once. */
-			e.mask &= ~bad;
-		}
+		/* Each read is reported once. */
+		e.mask &= ~check_entry(th, &e, e.mask);
 		if (!reset && e.mask)
 			th->rlog[kept++] = e;
 	}
@@ -443,14 +492,23 @@ static void release_write_set(struct valor_thread *th)
 	uint64_t mask = ctx->wlog_cap - 1;
 
 	for (uint64_t i = th->region_start; i != head; i++) {
-		uint64_t cell = atomic_load_explicit(&s->wlog[i & mask].cell,
+		struct wlog_entry *e = &s->wlog[i & mask];
+		uint64_t cell = atomic_load_explicit(&e->cell,
 						     memory_order_relaxed) - 1;
-		shadow_word *p = shadow_peek(&ctx->shadow, cell);
+		shadow_word *p;
 		uint64_t w;
 
+		if (e->history_only)
+			continue;
+		p = shadow_peek(&ctx->shadow, cell);
 		if (!p)
 			continue;
 		w = atomic_load_explicit(p, memory_order_acquire);
+		/* Another thread may refine the cell under us: re-check. */
+		while (!vw_refined(w) && (w & VW_ACTIVE) &&
+		       vw_slot(w) == th->slot &&
+		       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
+			;
 		if (vw_refined(w)) {
 			shadow_word *blk = vw_block(w);
 
@@ -463,11 +521,7 @@ static void release_write_set(struct valor_thread *th)
 					       &blk[b], &bw, bw & ~VW_ACTIVE))
 					;
 			}
-			continue;
 		}
-		while ((w & VW_ACTIVE) && vw_slot(w) == th->slot &&
-		       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
-			;
 	}
 	th->region_start = head;
 }
@@ -478,28 +532,75 @@ void valor_o_region_end(struct valor_thread *th)
 	release_write_set(th);
 }
 
-static void wlog_append(struct valor_thread *th, uint64_t cell, uint64_t site)
+static struct wlog_entry *wlog_next(struct valor_thread *th);
+
+/*
+ * A full write set ends the region early (the paper's "conceptual
+ * split"): validate, give up ownership, start a new region.  Called
+ * before a write changes a cell, so the write lands in the new region.
+ */
+static void wlog_make_room(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
-	struct slot *s = &ctx->slots[th->slot];
-	uint64_t head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	struct wlog_entry *e;
+	uint64_t head = atomic_load_explicit(&ctx->slots[th->slot].wlog_head,
+					     memory_order_relaxed);
 
-	if (unlikely(head - th->region_start == ctx->wlog_cap)) {
-		/*
-		 * A full write set ends the region early (the paper's
-		 * "conceptual split"): validate, give up ownership, move on.
-		 */
+	if (unlikely(head - th->region_start >= ctx->wlog_cap)) {
 		th->st.write_log_overflows++;
 		thread_region_boundary(th);
 	}
-	e = &s->wlog[head & (ctx->wlog_cap - 1)];
-	atomic_store_explicit(&e->cell, 0, memory_order_relaxed);
+}
+
+static void wlog_publish(struct valor_thread *th, struct wlog_entry *e,
+			 uint64_t cell, uint64_t site)
+{
+	struct slot *s = &th->ctx->slots[th->slot];
+
 	e->site = site;
 	e->region = th->clock;
 	e->tid = th->tid;
 	atomic_store_explicit(&e->cell, cell + 1, memory_order_release);
-	atomic_store_explicit(&s->wlog_head, head + 1, memory_order_release);
+	atomic_store_explicit(&s->wlog_head,
+			      atomic_load_explicit(&s->wlog_head,
+						   memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
+			uint64_t site)
+{
+	struct wlog_entry *e = wlog_next(th);
+
+	e->mask = mask;
+	e->history_only = false;
+	wlog_publish(th, e, cell, site);
+}
+
+static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
+			     uint64_t site)
+{
+	struct wlog_entry *e = wlog_next(th);
+
+	e->mask = 0;
+	e->history_only = true;
+	e->lo = lo;
+	e->hi = hi;
+	wlog_publish(th, e, lo >> CELL_SHIFT, site);
+}
+
+/* The next ring entry, invalidated for readers until published. */
+static struct wlog_entry *wlog_next(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+	uint64_t head;
+	struct wlog_entry *e;
+
+	wlog_make_room(th);
+	head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	e = &s->wlog[head & (ctx->wlog_cap - 1)];
+	atomic_store_explicit(&e->cell, 0, memory_order_relaxed);
+	return e;
 }
 
 /* --- free: a write of the range, then its history is forgotten */
@@ -514,8 +615,7 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		return;
 	w = atomic_load_explicit(p, memory_order_acquire);
 	for (;;) {
-		uint8_t owned_by_other = 0;
-		uint32_t owner = 0;
+		uint32_t owner[CELL_SIZE] = { 0 };
 		uint64_t top = 0;
 
 		if (m != 0xff) {
@@ -532,10 +632,8 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		for (unsigned b = 0; b < CELL_SIZE; b++) {
 			struct byte_state s = vw_byte(byte_word(w, b), b);
 
-			if (s.active && s.slot != th->slot) {
-				owned_by_other |= 1U << b;
-				owner = s.slot;
-			}
+			if (s.active && s.slot != th->slot)
+				owner[b] = s.slot;
 			/* Versions of one cell are close: "ahead" is modular. */
 			if (b == 0 || ver_distance(s.ver, top) < VW_VER_MASK / 2)
 				top = s.ver;
@@ -547,9 +645,11 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		if (vw_refined(w))
 			arena_free(&th->ctx->arena, vw_block(w),
 				   8 * sizeof(shadow_word));
-		if (owned_by_other) {
-			report_eager(th, VALOR_CONFLICT_WW, cell,
-				     owned_by_other, owner, true, site);
+		for (unsigned b = 0; b < CELL_SIZE; b++) {
+			if (!owner[b])
+				continue;
+			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
+				     owner[b], true, site);
 			*eager = true;
 		}
 		return;
@@ -575,7 +675,10 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 	}
 }
 
-/* Forget our own pending reads of [addr, addr + size). */
+/*
+ * Our own pending reads of [addr, addr + size) are about to lose their
+ * history: check them one last time, then forget them.
+ */
 static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 {
 	uint64_t first = addr >> CELL_SHIFT, last = (addr + size - 1) >> CELL_SHIFT;
@@ -591,6 +694,7 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 
 			if (to > CELL_SIZE)
 				to = CELL_SIZE;
+			check_entry(th, &e, e.mask & cell_mask(from, to));
 			e.mask &= ~cell_mask(from, to);
 		}
 		if (e.mask)
@@ -606,11 +710,13 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t cell;
 	uint8_t m;
 
+	rlog_forget(th, addr, size);
 	for_each_cell(addr, size, cell, m)
 		free_cell(th, cell, m, site, &eager);
+	/* So that a read-write report can name the free as the write. */
+	wlog_append_free(th, addr, addr + size, site);
 	if (eager)
 		valor_o_validate(th, false);
-	rlog_forget(th, addr, size);
 	return 0;
 }
 

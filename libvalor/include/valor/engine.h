@@ -172,8 +172,9 @@ const char *valor_conflict_kind_name(enum valor_conflict_kind k);
  * Each call yields a fresh logical thread id, whatever OS id the thread
  * has.  Call it on the parent's thread before the child runs.
  *
- * Return: the handle, or NULL with errno set (EAGAIN when max_threads are
- * live, ENOMEM).
+ * Return: the handle, or NULL with errno set (EAGAIN when no thread slot
+ * can be given: max_threads are live or, under FastTrack, the free slots
+ * belong to exited threads @parent has not joined; ENOMEM).
  */
 struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 					 struct valor_thread *parent);
@@ -184,8 +185,10 @@ uint64_t valor_thread_id(const struct valor_thread *th);
 /**
  * valor_thread_exit() - @th finished; its region ends (a release)
  *
- * The handle stays valid for valor_thread_join() or valor_thread_forget();
- * the thread's slot is recycled at once.
+ * The handle stays valid for valor_thread_join() or valor_thread_forget().
+ * The thread's slot can be reused at once by Valor and FastRCD; FastTrack
+ * reuses it only for threads created by one that has joined this thread,
+ * directly or transitively (Documentation/engine.md says why).
  */
 void valor_thread_exit(struct valor_thread *th);
 
