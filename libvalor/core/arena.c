@@ -10,6 +10,14 @@ struct arena_chunk {
 	size_t bytes;
 };
 
+/* Header of a large block; the block starts 64 bytes in. */
+struct arena_large {
+	struct arena_large *next, *prev;
+	size_t bytes;
+};
+
+#define LARGE_HEADER 64
+
 /* Size classes: 64, 128, ..., 8192 bytes. */
 static int size_class(size_t size)
 {
@@ -44,6 +52,12 @@ void arena_fini(struct arena *a)
 		munmap(c, c->bytes);
 		c = next;
 	}
+	while (a->large) {
+		struct arena_large *l = a->large;
+
+		a->large = l->next;
+		munmap(l, l->bytes);
+	}
 	pthread_mutex_destroy(&a->lock);
 	memset(a, 0, sizeof(*a));
 }
@@ -64,6 +78,42 @@ static int grow(struct arena *a)
 	return 0;
 }
 
+static void *alloc_large(struct arena *a, size_t size)
+{
+	size_t bytes = size + LARGE_HEADER;
+	struct arena_large *l = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (l == MAP_FAILED)
+		return NULL;
+	l->bytes = bytes;
+	l->prev = NULL;
+	pthread_mutex_lock(&a->lock);
+	l->next = a->large;
+	if (a->large)
+		a->large->prev = l;
+	a->large = l;
+	a->bytes += bytes;
+	pthread_mutex_unlock(&a->lock);
+	return (char *)l + LARGE_HEADER;
+}
+
+static void free_large(struct arena *a, void *p)
+{
+	struct arena_large *l = (void *)((char *)p - LARGE_HEADER);
+
+	pthread_mutex_lock(&a->lock);
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		a->large = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	a->bytes -= l->bytes;
+	pthread_mutex_unlock(&a->lock);
+	munmap(l, l->bytes);
+}
+
 void *arena_alloc(struct arena *a, size_t size)
 {
 	int k = size_class(size);
@@ -71,7 +121,7 @@ void *arena_alloc(struct arena *a, size_t size)
 	size_t n;
 
 	if (k < 0)
-		return NULL;
+		return alloc_large(a, size);
 	n = class_bytes(k);
 	pthread_mutex_lock(&a->lock);
 	if (a->free_list[k]) {
@@ -96,8 +146,12 @@ void arena_free(struct arena *a, void *p, size_t size)
 {
 	int k = size_class(size);
 
-	if (!p || k < 0)
+	if (!p)
 		return;
+	if (k < 0) {
+		free_large(a, p);
+		return;
+	}
 	pthread_mutex_lock(&a->lock);
 	*(void **)p = a->free_list[k];
 	a->free_list[k] = p;

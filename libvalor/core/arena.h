@@ -18,10 +18,12 @@
 #define ARENA_CLASSES 8 /* size classes of 64 << k bytes... see arena.c */
 
 struct arena_chunk;
+struct arena_large;
 
 struct arena {
 	pthread_mutex_t lock;
 	struct arena_chunk *chunks;
+	struct arena_large *large;  /* blocks over the largest class */
 	char *cur, *end;
 	void *free_list[ARENA_CLASSES];
 	uint64_t bytes;
@@ -29,7 +31,10 @@ struct arena {
 
 void arena_init(struct arena *a);
 void arena_fini(struct arena *a);
-/* Zeroed, 64-byte aligned; size at most ARENA_CHUNK / 2.  NULL if no memory. */
+/*
+ * Zeroed, 64-byte aligned, NULL if out of memory.  Blocks above the
+ * largest size class get a mapping of their own.
+ */
 void *arena_alloc(struct arena *a, size_t size);
 void arena_free(struct arena *a, void *p, size_t size);
 

@@ -41,7 +41,7 @@ static void fastrcd_read(const struct hb_op *op, struct hb_byte *b,
 			b->r = me;
 			return;
 		}
-		hb_readset_put(b, &me);
+		hb_readset_put(&op->th->ctx->arena, b, &me);
 		return;
 	}
 	/* Read map: keep only readers whose regions are ongoing. */
@@ -51,7 +51,7 @@ static void fastrcd_read(const struct hb_op *op, struct hb_byte *b,
 		if (ongoing(ctx, b->rs->v[i].epoch))
 			b->rs->v[kept++] = b->rs->v[i];
 	b->rs->n = kept;
-	hb_readset_put(b, &me);
+	hb_readset_put(&op->th->ctx->arena, b, &me);
 }
 
 static void fastrcd_write(const struct hb_op *op, struct hb_byte *b,
@@ -70,7 +70,8 @@ static void fastrcd_write(const struct hb_op *op, struct hb_byte *b,
 		hb_report(op, VALOR_CONFLICT_RW, byte, &b->r, false);
 	}
 	b->w = (struct hb_access){ op->epoch, op->site, op->th->tid };
-	hb_byte_keep_own_read(b, epoch_slot(op->epoch));
+	hb_byte_keep_own_read(&op->th->ctx->arena, b,
+			      epoch_slot(op->epoch));
 }
 
 void fastrcd_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)

@@ -66,13 +66,19 @@ bool hb_readset_has(const struct hb_byte *b, uint64_t epoch)
 }
 
 /* Add @a to the read set, replacing an entry of the same slot. */
-int hb_readset_put(struct hb_byte *b, const struct hb_access *a)
+static size_t readset_bytes(uint32_t cap)
+{
+	return sizeof(struct hb_readset) + cap * sizeof(struct hb_access);
+}
+
+int hb_readset_put(struct arena *ar, struct hb_byte *b,
+		   const struct hb_access *a)
 {
 	struct hb_readset *rs = b->rs;
 	uint32_t slot = epoch_slot(a->epoch);
 
 	if (!rs) {
-		rs = malloc(sizeof(*rs) + READSET_MIN * sizeof(rs->v[0]));
+		rs = arena_alloc(ar, readset_bytes(READSET_MIN));
 		if (!rs)
 			return -ENOMEM;
 		rs->cap = READSET_MIN;
@@ -90,22 +96,24 @@ int hb_readset_put(struct hb_byte *b, const struct hb_access *a)
 	}
 	if (rs->n == rs->cap) {
 		uint32_t cap = 2 * rs->cap;
-		struct hb_readset *bigger =
-			realloc(rs, sizeof(*rs) + cap * sizeof(rs->v[0]));
+		struct hb_readset *bigger = arena_alloc(ar, readset_bytes(cap));
 
 		if (!bigger)
 			return -ENOMEM;
+		memcpy(bigger, rs, readset_bytes(rs->n));
+		bigger->cap = cap;
+		arena_free(ar, rs, readset_bytes(rs->cap));
 		rs = bigger;
-		rs->cap = cap;
 		b->rs = rs;
 	}
 	rs->v[rs->n++] = *a;
 	return 0;
 }
 
-void hb_byte_clear_reads(struct hb_byte *b)
+void hb_byte_clear_reads(struct arena *ar, struct hb_byte *b)
 {
-	free(b->rs);
+	if (b->rs)
+		arena_free(ar, b->rs, readset_bytes(b->rs->cap));
 	b->rs = NULL;
 	memset(&b->r, 0, sizeof(b->r));
 }
@@ -116,7 +124,7 @@ void hb_byte_clear_reads(struct hb_byte *b)
  * writer's read is also one with its write), but keeping the writer's
  * read lets a report name both conflicting accesses of that thread.
  */
-void hb_byte_keep_own_read(struct hb_byte *b, uint32_t slot)
+void hb_byte_keep_own_read(struct arena *ar, struct hb_byte *b, uint32_t slot)
 {
 	struct hb_access own = { 0 };
 
@@ -127,17 +135,18 @@ void hb_byte_keep_own_read(struct hb_byte *b, uint32_t slot)
 	} else if (b->r.epoch && epoch_slot(b->r.epoch) == slot) {
 		own = b->r;
 	}
-	hb_byte_clear_reads(b);
+	hb_byte_clear_reads(ar, b);
 	b->r = own;
 }
 
-static int byte_copy(struct hb_byte *dst, const struct hb_byte *src)
+static int byte_copy(struct arena *ar, struct hb_byte *dst,
+		     const struct hb_byte *src)
 {
 	*dst = *src;
 	if (src->rs) {
-		size_t bytes = sizeof(*src->rs) + src->rs->cap * sizeof(src->rs->v[0]);
+		size_t bytes = readset_bytes(src->rs->cap);
 
-		dst->rs = malloc(bytes);
+		dst->rs = arena_alloc(ar, bytes);
 		if (!dst->rs)
 			return -ENOMEM;
 		memcpy(dst->rs, src->rs, bytes);
@@ -156,16 +165,16 @@ static int cell_split(struct valor_ctx *ctx, struct valor_thread *th,
 			return -ENOMEM;
 	}
 	for (unsigned i = 0; i < CELL_SIZE; i++) {
-		if (byte_copy(&bytes[i], &c->whole)) {
+		if (byte_copy(&ctx->arena, &bytes[i], &c->whole)) {
 			while (i--)
-				hb_byte_clear_reads(&bytes[i]);
+				hb_byte_clear_reads(&ctx->arena, &bytes[i]);
 			if (!c->bytes)
 				arena_free(&ctx->arena, bytes,
 					   CELL_SIZE * sizeof(*bytes));
 			return -ENOMEM;
 		}
 	}
-	hb_byte_clear_reads(&c->whole);
+	hb_byte_clear_reads(&ctx->arena, &c->whole);
 	memset(&c->whole, 0, sizeof(c->whole));
 	c->bytes = bytes;
 	c->split = true;
@@ -220,7 +229,7 @@ static void free_byte(const struct hb_op *op, struct hb_byte *b,
 {
 	/* A free is checked as a write, then forgets everything. */
 	apply_byte(op, b, byte);
-	hb_byte_clear_reads(b);
+	hb_byte_clear_reads(&op->th->ctx->arena, b);
 	memset(&b->w, 0, sizeof(b->w));
 }
 
@@ -256,9 +265,34 @@ static void apply_cell(struct valor_thread *th, struct hb_cell *c,
 	if (is_free && m == 0xff) {
 		/* Wholly forgotten: the cell is one history again. */
 		for (unsigned b = 0; b < CELL_SIZE; b++)
-			hb_byte_clear_reads(&c->bytes[b]);
+			hb_byte_clear_reads(&ctx->arena, &c->bytes[b]);
 		c->split = false;
 		memset(&c->whole, 0, sizeof(c->whole));
+	}
+}
+
+/* A free only visits cells that have history: no record, nothing to do. */
+static void hb_free_range(struct valor_thread *th, struct hb_op *op,
+			  uint64_t addr, uint64_t size)
+{
+	struct shadow *sh = &th->ctx->shadow;
+	uint64_t first = addr >> CELL_SHIFT;
+	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
+
+	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
+	     cell = shadow_next_present(sh, cell + 1, end)) {
+		uint64_t lo = cell == first ? addr & (CELL_SIZE - 1) : 0;
+		uint64_t hi = cell == end - 1 ? addr + size - (cell << CELL_SHIFT) :
+						CELL_SIZE;
+		uint64_t w = shadow_load(sh, cell);
+		struct hb_cell *c = (struct hb_cell *)(uintptr_t)w;
+
+		if (!c)
+			continue;
+		op->cell = cell;
+		cell_lock(c);
+		apply_cell(th, c, op, cell_mask(lo, hi), true);
+		cell_unlock(c);
 	}
 }
 
@@ -276,6 +310,10 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t cell;
 	uint8_t m;
 
+	if (is_free) {
+		hb_free_range(th, &op, addr, size);
+		return;
+	}
 	for_each_cell(addr, size, cell, m) {
 		struct hb_cell *c = cell_get(ctx, cell);
 
@@ -283,7 +321,7 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 			return;
 		op.cell = cell;
 		cell_lock(c);
-		apply_cell(th, c, &op, m, is_free);
+		apply_cell(th, c, &op, m, false);
 		cell_unlock(c);
 	}
 }

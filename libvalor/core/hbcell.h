@@ -60,9 +60,11 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 
 /* hbcell.c helpers for the analyses */
 bool hb_readset_has(const struct hb_byte *b, uint64_t epoch);
-int hb_readset_put(struct hb_byte *b, const struct hb_access *a);
-void hb_byte_clear_reads(struct hb_byte *b);
-void hb_byte_keep_own_read(struct hb_byte *b, uint32_t slot);
+struct arena;
+int hb_readset_put(struct arena *ar, struct hb_byte *b,
+		   const struct hb_access *a);
+void hb_byte_clear_reads(struct arena *ar, struct hb_byte *b);
+void hb_byte_keep_own_read(struct arena *ar, struct hb_byte *b, uint32_t slot);
 void hb_report(const struct hb_op *op, uint32_t kind, unsigned byte,
 	       const struct hb_access *earlier, bool earlier_is_write);
 

@@ -59,6 +59,7 @@ struct wlog_entry {
 	_Atomic uint64_t cell;  /* cell index + 1; 0 = empty */
 	uint8_t mask;           /* bytes of the cell this write took over */
 	bool history_only;      /* a free: nothing to release at region end */
+	uint64_t ver;           /* version those bytes got (not for a free) */
 	uint64_t lo, hi;        /* a free: the bytes [lo, hi) it covered */
 	uint64_t site;
 	uint64_t region;

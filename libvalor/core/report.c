@@ -22,11 +22,15 @@ static bool same_pair(const struct valor_conflict *a,
 void conflict_push(struct valor_thread *th, struct conflict_queue *q,
 		   const struct valor_conflict *c)
 {
-	if (q->n) {
-		struct valor_conflict *last = &q->v[q->n - 1];
+	/*
+	 * A few entries back: per-byte analyses interleave the kinds of
+	 * one access's conflicts (WW, RW, WW, RW, ...).
+	 */
+	for (uint32_t i = q->n, k = 0; i-- > 0 && k < 4; k++) {
+		struct valor_conflict *prev = &q->v[i];
 
-		if (same_pair(last, c) && last->addr + last->size == c->addr) {
-			last->size += c->size;
+		if (same_pair(prev, c) && prev->addr + prev->size == c->addr) {
+			prev->size += c->size;
 			return;
 		}
 	}

@@ -21,7 +21,7 @@
 
 #define CELL_SHIFT 3
 #define CELL_SIZE (1U << CELL_SHIFT)
-#define SHADOW_ADDR_BITS 48
+#define SHADOW_ADDR_BITS 48 /* VALOR_ADDR_LIMIT */
 #define SHADOW_LEAF_SHIFT 24
 #define SHADOW_LEAF_WORDS (1UL << (SHADOW_LEAF_SHIFT - CELL_SHIFT))
 #define SHADOW_TOP_ENTRIES (1UL << (SHADOW_ADDR_BITS - SHADOW_LEAF_SHIFT))
@@ -72,6 +72,21 @@ static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
 			return NULL;
 	}
 	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+}
+
+/*
+ * The first cell at or after @cell, up to @end (exclusive), whose leaf
+ * exists; @end if none.  Lets a free of a huge range skip the address
+ * space no access ever touched.
+ */
+static inline uint64_t shadow_next_present(struct shadow *s, uint64_t cell,
+					   uint64_t end)
+{
+	const uint64_t per_leaf = SHADOW_LEAF_WORDS;
+
+	while (cell < end && !shadow_peek(s, cell))
+		cell = (cell / per_leaf + 1) * per_leaf;
+	return cell < end ? cell : end;
 }
 
 static inline uint64_t shadow_load(struct shadow *s, uint64_t cell)

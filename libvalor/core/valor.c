@@ -103,19 +103,31 @@ static inline uint64_t ver_distance(uint64_t now, uint64_t then)
 /* --- the write log (a slot's ring; this region's part is the write set) */
 
 static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
-			uint64_t site);
+			uint64_t ver, uint64_t site);
 static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 			     uint64_t site);
 static void wlog_make_room(struct valor_thread *th);
 
+/* Versions a report looks for: (then, now], or any when @any. */
+struct ver_window {
+	bool any;
+	uint64_t then, now;
+};
+
 static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
-			uint64_t cell, unsigned byte, bool writes_only)
+			uint64_t cell, unsigned byte, bool writes_only,
+			const struct ver_window *win)
 {
-	uint64_t addr = (cell << CELL_SHIFT) + byte;
+	uint64_t addr = (cell << CELL_SHIFT) + byte, d;
 
 	if (e->history_only)
 		return !writes_only && addr >= e->lo && addr < e->hi;
-	return first == cell + 1 && (e->mask & (1U << byte));
+	if (first != cell + 1 || !(e->mask & (1U << byte)))
+		return false;
+	if (win->any)
+		return true;
+	d = ver_distance(e->ver, win->then);
+	return d && d <= ver_distance(win->now, win->then);
 }
 
 /*
@@ -125,6 +137,7 @@ static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
  */
 static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		      unsigned byte, uint64_t skip_tid, bool writes_only,
+		      const struct ver_window *win,
 		      struct valor_access_info *out)
 {
 	struct slot *s = &ctx->slots[slot];
@@ -140,7 +153,8 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		uint64_t first = atomic_load_explicit(&e->cell,
 						      memory_order_acquire);
 
-		if (!first || !wlog_covers(e, first, cell, byte, writes_only))
+		if (!first ||
+		    !wlog_covers(e, first, cell, byte, writes_only, win))
 			continue;
 		if (e->tid == skip_tid)
 			continue;
@@ -159,14 +173,15 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
  * (its owner if @eager).
  */
 static void writer_info(struct valor_thread *th, uint64_t cell, unsigned byte,
-			uint32_t slot, bool eager, struct valor_access_info *out)
+			uint32_t slot, bool eager, const struct ver_window *win,
+			struct valor_access_info *out)
 {
 	struct valor_ctx *ctx = th->ctx;
 
 	memset(out, 0, sizeof(*out));
 	out->is_write = true;
 	if (slot && slot != th->slot &&
-	    wlog_find(ctx, slot, cell, byte, 0, eager, out))
+	    wlog_find(ctx, slot, cell, byte, 0, eager, win, out))
 		return;
 	if (slot && slot != th->slot) {
 		/* Overwritten in the ring: the slot's last occupant. */
@@ -176,10 +191,10 @@ static void writer_info(struct valor_thread *th, uint64_t cell, unsigned byte,
 	/* The last writer is us: look for another thread's write. */
 	for (uint32_t s = 1; s < ctx->nslots && ctx->slots[s].used; s++)
 		if (s != th->slot &&
-		    wlog_find(ctx, s, cell, byte, th->tid, false, out))
+		    wlog_find(ctx, s, cell, byte, th->tid, false, win, out))
 			return;
 	/* Our own slot's ring may hold a previous occupant's write. */
-	wlog_find(ctx, th->slot, cell, byte, th->tid, false, out);
+	wlog_find(ctx, th->slot, cell, byte, th->tid, false, win, out);
 }
 
 static void report(struct valor_thread *th, struct conflict_queue *q,
@@ -212,7 +227,9 @@ static void report_eager(struct valor_thread *th, uint32_t kind, uint64_t cell,
 		.is_write = is_write,
 	};
 
-	writer_info(th, cell, __builtin_ctz(mask), owner, true, &first);
+	static const struct ver_window any = { .any = true };
+
+	writer_info(th, cell, __builtin_ctz(mask), owner, true, &any, &first);
 	report(th, &th->eager, kind, cell, mask, &first, &second, false);
 }
 
@@ -248,6 +265,7 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 			  bool *eager)
 {
 	uint8_t newly_owned = 0;
+	uint64_t new_ver[CELL_SIZE];
 
 	wlog_make_room(th);
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
@@ -263,6 +281,7 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 		} while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
 		th->st.version_bumps++;
 		newly_owned |= 1U << b;
+		new_ver[b] = vw_ver(nw);
 		if (bw & VW_ACTIVE) {
 			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
 				     vw_slot(bw), true, site);
@@ -270,8 +289,17 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 		}
 next_byte:;
 	}
-	if (newly_owned)
-		wlog_append(th, cell, newly_owned, site);
+	/* One entry per version the bytes got (they may differ). */
+	while (newly_owned) {
+		uint64_t ver = new_ver[__builtin_ctz(newly_owned)];
+		uint8_t same = 0;
+
+		for (unsigned b = 0; b < CELL_SIZE; b++)
+			if ((newly_owned & (1U << b)) && new_ver[b] == ver)
+				same |= 1U << b;
+		wlog_append(th, cell, same, ver, site);
+		newly_owned &= ~same;
+	}
 }
 
 static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
@@ -306,7 +334,7 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			nw = w & ~(uint64_t)(m & nm);
 			if (atomic_compare_exchange_weak(p, &w, nw)) {
 				th->st.version_bumps++;
-				wlog_append(th, cell, m & nm, site);
+				wlog_append(th, cell, m & nm, vw_ver(w), site);
 				return 0;
 			}
 			continue;
@@ -322,7 +350,7 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 				goto split;
 			if (atomic_compare_exchange_weak(p, &w, nw)) {
 				th->st.version_bumps++;
-				wlog_append(th, cell, m, site);
+				wlog_append(th, cell, m, vw_ver(nw), site);
 				return 0;
 			}
 			continue;
@@ -364,7 +392,12 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		      uint64_t site, bool *eager)
 {
-	uint64_t w = shadow_load(&th->ctx->shadow, cell);
+	/*
+	 * Reads create the leaf too: a free skips leaves that do not
+	 * exist, and must not skip memory with pending reads.
+	 */
+	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
+	uint64_t w = p ? atomic_load_explicit(p, memory_order_acquire) : 0;
 
 	if (vw_refined(w)) {
 		shadow_word *blk = vw_block(w);
@@ -434,6 +467,7 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 	uint8_t bad = 0;
 	uint32_t writer = 0;
 	unsigned wbyte = 0;
+	struct ver_window win = { 0 };
 
 	if (w == e->snapshot)
 		return 0;
@@ -450,6 +484,8 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 			bad |= 1U << b;
 			writer = now.slot;
 			wbyte = b;
+			win.then = then.ver;
+			win.now = now.ver;
 		}
 	}
 	if (bad) {
@@ -460,7 +496,7 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 			.is_write = false,
 		}, second;
 
-		writer_info(th, e->cell, wbyte, writer, false, &second);
+		writer_info(th, e->cell, wbyte, writer, false, &win, &second);
 		report(th, &th->lazy, VALOR_CONFLICT_RW, e->cell, bad, &first,
 		       &second, true);
 	}
@@ -567,11 +603,12 @@ static void wlog_publish(struct valor_thread *th, struct wlog_entry *e,
 }
 
 static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
-			uint64_t site)
+			uint64_t ver, uint64_t site)
 {
 	struct wlog_entry *e = wlog_next(th);
 
 	e->mask = mask;
+	e->ver = ver & VW_VER_MASK;
 	e->history_only = false;
 	wlog_publish(th, e, cell, site);
 }
@@ -710,9 +747,20 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t cell;
 	uint8_t m;
 
+	struct shadow *sh = &th->ctx->shadow;
+	uint64_t first = addr >> CELL_SHIFT;
+	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
+
 	rlog_forget(th, addr, size);
-	for_each_cell(addr, size, cell, m)
+	for (cell = shadow_next_present(sh, first, end); cell < end;
+	     cell = shadow_next_present(sh, cell + 1, end)) {
+		uint64_t lo = cell == first ? addr & (CELL_SIZE - 1) : 0;
+		uint64_t hi = cell == end - 1 ? addr + size - (cell << CELL_SHIFT) :
+						CELL_SIZE;
+
+		m = cell_mask(lo, hi);
 		free_cell(th, cell, m, site, &eager);
+	}
 	/* So that a read-write report can name the free as the write. */
 	wlog_append_free(th, addr, addr + size, site);
 	if (eager)

@@ -124,6 +124,13 @@ struct valor_params {
 
 #define VALOR_MAX_THREADS 32766
 
+/*
+ * Addresses the engine analyses: [0, VALOR_ADDR_LIMIT), every user-space
+ * address of x86-64 and arm64 with 4-level page tables.  Accesses and
+ * frees reaching beyond it are ignored (the replay refuses them).
+ */
+#define VALOR_ADDR_LIMIT (1ULL << 48)
+
 /** struct valor_stats - counters of a context (monotonic) */
 struct valor_stats {
 	uint64_t conflicts;

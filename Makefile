@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Valor for Linux: everything but the kernel module (that is Kbuild's).
+# Non-recursive; all output goes to build/.  `make help` lists the targets.
+# Quiet by default; V=1 shows the commands.
+
+BUILD := build
+
+CC ?= cc
+AR ?= ar
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+
+WARNINGS := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=gnu11 $(WARNINGS) -fno-strict-aliasing -D_GNU_SOURCE \
+	       -pthread
+BASE_CPPFLAGS := -Iuapi -Ilibvalor/include
+DEPFLAGS = -MMD -MP
+
+ALL_CFLAGS = $(BASE_CPPFLAGS) $(BASE_CFLAGS) $(DEPFLAGS) $(CPPFLAGS) $(CFLAGS)
+# The kselftest headers are included as system headers: the 6.1 harness
+# macros do not build cleanly with -Wextra (unused parameters, signed
+# against unsigned comparisons), and our own test code should.
+TEST_CPPFLAGS := -isystem $(BUILD)/kselftest -Itests/lib
+
+ifeq ($(V),1)
+Q :=
+quiet = @:
+else
+Q := @
+quiet = @printf '  %-7s %s\n'
+endif
+
+# Packages first (once, again when the list changes), then the harness.
+DEPS_STAMP := $(BUILD)/.deps-stamp
+KSELFTEST_HDR := $(BUILD)/kselftest/kselftest_harness.h
+
+# ---- sources ------------------------------------------------------------
+
+LIB_SRCS := $(sort $(wildcard libvalor/core/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj-pic/%.o)
+LIB_A := $(BUILD)/lib/libvalor.a
+LIB_SONAME := libvalor.so.0
+LIB_SO_REAL := $(BUILD)/lib/$(LIB_SONAME)
+LIB_SO := $(BUILD)/lib/libvalor.so
+LIB_MAP := libvalor/libvalor.map
+
+VALOR_SRCS := $(sort $(wildcard tools/valor/*.c))
+VALOR_OBJS := $(VALOR_SRCS:%.c=$(BUILD)/obj/%.o)
+VALOR_BIN := $(if $(VALOR_SRCS),$(BUILD)/bin/valor)
+
+TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_SRCS := $(sort $(shell find tests -name '*_test.c' -type f 2>/dev/null))
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
+TEST_LDLIBS := -lpthread -lm
+
+# Our C sources and headers, for clang-format.
+FORMAT_FILES = $(patsubst ./%,%,$(shell find . -path ./build -prune \
+		 -o -path ./.git -prune -o -type f \( -name '*.c' -o -name '*.h' \) \
+		 -print | sort))
+
+EXAMPLE_TRACE := tools/examples/racy-counter.trace
+# valor's documented exit status for "conflicts found".
+VALOR_EXIT_CONFLICTS := 66
+
+# ---- targets ------------------------------------------------------------
+
+.PHONY: all lib tests check check-long example deps format format-check \
+	clean help
+.DEFAULT_GOAL := all
+
+all: lib $(VALOR_BIN)
+
+lib: $(LIB_A) $(LIB_SO)
+
+tests: $(TEST_BINS)
+
+check: all tests
+	$(Q)bash tools/run-tests.sh $(TEST_BINS)
+
+# A longer differential run: the differential test reads the variable.
+check-long: export VALOR_DIFF_TRACES := 1000000
+check-long: check
+
+example: all
+	$(Q)if [ ! -x "$(BUILD)/bin/valor" ]; then \
+		echo "example: $(BUILD)/bin/valor was not built (no tools/valor/*.c)" >&2; \
+		exit 1; \
+	fi
+	$(Q)echo "./$(BUILD)/bin/valor replay --analysis=all $(EXAMPLE_TRACE)"
+	$(Q)./$(BUILD)/bin/valor replay --analysis=all $(EXAMPLE_TRACE); \
+	rc=$$?; \
+	if [ $$rc -eq $(VALOR_EXIT_CONFLICTS) ]; then \
+		echo "example: valor exited $$rc: conflicts found, as this racy example should"; \
+	elif [ $$rc -ne 0 ]; then \
+		echo "example: valor failed with exit status $$rc" >&2; \
+		exit $$rc; \
+	fi
+
+deps: $(DEPS_STAMP)
+
+# The stamp is redone whenever the package list (the script) changes.
+$(DEPS_STAMP): tools/install-deps.sh
+	$(Q)mkdir -p $(@D)
+	$(Q)bash tools/install-deps.sh
+	$(Q)touch $@
+
+$(KSELFTEST_HDR): tools/fetch-kselftest.sh | $(DEPS_STAMP)
+	$(quiet) FETCH $(@D)
+	$(Q)bash tools/fetch-kselftest.sh $(@D)
+	$(Q)touch $@ $(@D)/kselftest.h
+
+# ---- compiling and linking ----------------------------------------------
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	$(quiet) CC $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj-pic/%.o: %.c | $(DEPS_STAMP)
+	$(quiet) CC-PIC $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+# Test code and its helpers see the harness and tests/lib.
+$(TEST_OBJS) $(TESTLIB_OBJS): ALL_CFLAGS += $(TEST_CPPFLAGS)
+$(TEST_OBJS) $(TESTLIB_OBJS): $(KSELFTEST_HDR)
+
+$(LIB_A): $(LIB_OBJS)
+	$(quiet) AR $@
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(LIB_SO_REAL): $(LIB_PIC_OBJS) $(LIB_MAP)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -shared \
+		-Wl,-soname,$(LIB_SONAME) -Wl,--version-script=$(LIB_MAP) \
+		-Wl,-z,defs -o $@ $(LIB_PIC_OBJS) -lpthread -lm
+
+$(LIB_SO): $(LIB_SO_REAL)
+	$(Q)ln -sf $(LIB_SONAME) $@
+
+$(BUILD)/bin/valor: $(VALOR_OBJS) $(LIB_A)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(VALOR_OBJS) \
+		$(LIB_A) -lpthread -lm
+
+$(TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIB_A)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< \
+		$(TESTLIB_OBJS) $(LIB_A) $(TEST_LDLIBS)
+
+# ---- housekeeping -------------------------------------------------------
+
+format: | $(DEPS_STAMP)
+	$(Q)clang-format -i $(FORMAT_FILES)
+
+format-check: | $(DEPS_STAMP)
+	$(Q)bad=; \
+	for f in $(FORMAT_FILES); do \
+		clang-format "$$f" | cmp -s - "$$f" || bad="$$bad $$f"; \
+	done; \
+	if [ -n "$$bad" ]; then \
+		echo "format-check: not clang-formatted (run make format):"; \
+		for f in $$bad; do echo "  $$f"; done; \
+		exit 1; \
+	fi; \
+	echo "format-check: all files formatted"
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo 'Targets:'
+	@echo '  all (default)  build/lib/libvalor.a, build/lib/libvalor.so, build/bin/valor'
+	@echo '  check          build everything and run every test (tools/run-tests.sh)'
+	@echo '  check-long     check with a longer differential run (VALOR_DIFF_TRACES=1000000)'
+	@echo '  example        replay $(EXAMPLE_TRACE) with every analysis'
+	@echo '  tests          build the test binaries under build/tests/ only'
+	@echo '  deps           install the Debian packages (tools/install-deps.sh; automatic)'
+	@echo '  format         clang-format our .c and .h files in place'
+	@echo '  format-check   list files that clang-format would change; fail if any'
+	@echo '  clean          remove build/'
+	@echo 'Variables: V=1 (show commands), CC, CFLAGS (default -O2 -g), LDFLAGS,'
+	@echo '  VALOR_TEST_TIMEOUT (seconds per test binary, default 600)'
+	@echo 'The kernel module (valor.ko) is described by Kbuild; its source arrives later.'
+
+-include $(LIB_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(VALOR_OBJS:.o=.d) \
+	 $(TESTLIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d)

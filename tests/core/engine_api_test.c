@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine's API contract (libvalor/include/valor/engine.h, replay.h),
+ * beyond the verdicts of the golden traces: parameter checking, thread
+ * handles and logical ids over a long lifetime with recycled slots, clocks
+ * past 2^32, join and replay errors that must change nothing, the Valor
+ * version inspection hook and the statistics counters.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <valor/engine.h>
+#include <valor/replay.h>
+
+#include "kselftest_harness.h"
+#include "trace.h"
+
+#define VALOR VALOR_ANALYSIS_VALOR
+#define FASTRCD VALOR_ANALYSIS_FASTRCD
+#define FASTTRACK VALOR_ANALYSIS_FASTTRACK
+
+#define X 0x10000ULL
+#define Y 0x10040ULL
+#define Z 0x10080ULL
+#define M 0x900000ULL
+#define M2 0x900040ULL
+
+/* Conflicts delivered to a single-threaded test, in order. */
+#define SINK_MAX 64
+struct sink {
+	struct valor_conflict v[SINK_MAX];
+	size_t n;
+};
+
+static void sink_collect(void *arg, const struct valor_conflict *c)
+{
+	struct sink *s = arg;
+
+	if (s->n < SINK_MAX)
+		s->v[s->n] = *c;
+	s->n++;
+}
+
+static struct valor_ctx *new_ctx(uint32_t analysis, struct sink *s,
+				 struct valor_params *p)
+{
+	p->analysis = analysis;
+	p->on_conflict = sink_collect;
+	p->arg = s;
+	memset(s, 0, sizeof(*s));
+	return valor_ctx_new(p);
+}
+
+/* The three analyses, each test of this fixture runs once for each. */
+FIXTURE(analysis){};
+FIXTURE_VARIANT(analysis)
+{
+	uint32_t analysis;
+};
+FIXTURE_VARIANT_ADD(analysis, valor){ .analysis = VALOR };
+FIXTURE_VARIANT_ADD(analysis, fastrcd){ .analysis = FASTRCD };
+FIXTURE_VARIANT_ADD(analysis, fasttrack){ .analysis = FASTTRACK };
+FIXTURE_SETUP(analysis)
+{
+}
+FIXTURE_TEARDOWN(analysis)
+{
+}
+
+/* ---- parameters ------------------------------------------------------ */
+
+TEST(ctx_new_rejects_bad_params)
+{
+	static const struct valor_params bad[] = {
+		{ .analysis = 7 },
+		{ .analysis = VALOR_ANALYSIS_FASTTRACK + 1 },
+		{ .regions = 5 },
+		{ .regions = VALOR_REGIONS_SFR + 1 },
+		{ .max_threads = VALOR_MAX_THREADS + 1 },
+		{ .max_threads = UINT32_MAX },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		EXPECT_EQ(NULL, valor_ctx_new(&bad[i]))
+		{
+			TH_LOG("bad params #%zu accepted", i);
+		}
+		EXPECT_EQ(EINVAL, errno)
+		{
+			TH_LOG("bad params #%zu: errno %d", i, errno);
+		}
+	}
+}
+
+TEST(ctx_new_accepts_defaults_and_limits)
+{
+	static const struct valor_params good[] = {
+		{ .analysis = VALOR },
+		{ .analysis = FASTRCD, .regions = VALOR_REGIONS_SFR },
+		{ .analysis = FASTTRACK },
+		{ .max_threads = VALOR_MAX_THREADS },
+		{ .max_threads = 1 },
+		{ .read_log_entries = 1, .write_log_entries = 1 },
+		{ .initial_clock = UINT32_MAX },
+	};
+	struct valor_ctx *ctx = valor_ctx_new(NULL);
+
+	ASSERT_NE(NULL, ctx);
+	valor_ctx_free(ctx);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ctx = valor_ctx_new(&good[i]);
+		EXPECT_NE(NULL, ctx)
+		{
+			TH_LOG("good params #%zu rejected: errno %d", i, errno);
+		}
+		valor_ctx_free(ctx);
+	}
+}
+
+TEST(names)
+{
+	EXPECT_STREQ("valor", valor_analysis_name(VALOR));
+	EXPECT_STREQ("fastrcd", valor_analysis_name(FASTRCD));
+	EXPECT_STREQ("fasttrack", valor_analysis_name(FASTTRACK));
+	EXPECT_STREQ("write-write",
+		     valor_conflict_kind_name(VALOR_CONFLICT_WW));
+	EXPECT_STREQ("write-read", valor_conflict_kind_name(VALOR_CONFLICT_WR));
+	EXPECT_STREQ("read-write", valor_conflict_kind_name(VALOR_CONFLICT_RW));
+}
+
+/* ---- threads: logical ids, slots, join -------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * 100,000 threads are created, run, exit and are joined one after another
+ * through a context that has room for 8 live threads, so slots are
+ * recycled thousands of times.  Every thread writes and reads the same
+ * word; create and join order them all, so there must be no conflict, and
+ * every thread must get a logical id of its own.  A race between the last
+ * two threads is still found and names both.
+ */
+#define MANY_THREADS 100000
+TEST_F_TIMEOUT(analysis, logical_ids_unique_over_100k_threads, 120)
+{
+	struct valor_params p = { .max_threads = 8 };
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(variant->analysis, &s, &p);
+	struct valor_thread *main_th, *a, *b;
+	uint64_t *ids = malloc((MANY_THREADS + 1) * sizeof(*ids));
+	uint64_t main_id;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, ids);
+	main_th = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, main_th);
+	main_id = valor_thread_id(main_th);
+	for (size_t i = 0; i < MANY_THREADS; i++) {
+		struct valor_thread *th = valor_thread_create(ctx, main_th);
+
+		ASSERT_NE(NULL, th)
+		{
+			TH_LOG("thread %zu: errno %d", i, errno);
+		}
+		ids[i] = valor_thread_id(th);
+		valor_access(th, X, 8, false, 1);
+		valor_access(th, X, 8, true, 2);
+		valor_thread_exit(th);
+		ASSERT_EQ(0, valor_thread_join(main_th, th));
+		valor_access(main_th, X, 8, false, 3);
+	}
+	ASSERT_EQ(0, s.n)
+	{
+		TH_LOG("%s: a false conflict, %s between tids %llu and %llu",
+		       valor_analysis_name(variant->analysis),
+		       valor_conflict_kind_name(s.v[0].kind),
+		       (unsigned long long)s.v[0].first.tid,
+		       (unsigned long long)s.v[0].second.tid);
+	}
+
+	/* The last two, concurrent: b's read races with a's write. */
+	a = valor_thread_create(ctx, main_th);
+	b = valor_thread_create(ctx, main_th);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	valor_access(a, Y, 8, true, 10);
+	ASSERT_EQ(1, valor_access(b, Y, 8, false, 11));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WR, s.v[0].kind);
+	EXPECT_EQ(Y, s.v[0].addr);
+	EXPECT_EQ(8, s.v[0].size);
+	EXPECT_EQ(valor_thread_id(a), s.v[0].first.tid);
+	EXPECT_EQ(valor_thread_id(b), s.v[0].second.tid);
+	EXPECT_EQ(10, s.v[0].first.site);
+	EXPECT_EQ(11, s.v[0].second.site);
+
+	{
+		struct valor_stats st;
+
+		valor_ctx_stats(ctx, &st);
+		EXPECT_EQ(MANY_THREADS + 3, st.threads_created);
+	}
+	ids[MANY_THREADS] = main_id;
+	qsort(ids, MANY_THREADS + 1, sizeof(*ids), cmp_u64);
+	for (size_t i = 1; i <= MANY_THREADS; i++) {
+		ASSERT_NE(ids[i - 1], ids[i])
+		{
+			TH_LOG("logical id %llu given twice",
+			       (unsigned long long)ids[i]);
+		}
+	}
+	EXPECT_EQ(NULL, bsearch(&(uint64_t){ valor_thread_id(a) }, ids,
+				MANY_THREADS + 1, sizeof(*ids), cmp_u64));
+	EXPECT_EQ(NULL, bsearch(&(uint64_t){ valor_thread_id(b) }, ids,
+				MANY_THREADS + 1, sizeof(*ids), cmp_u64));
+	EXPECT_NE(valor_thread_id(a), valor_thread_id(b));
+	free(ids);
+	valor_ctx_free(ctx);
+}
+
+/*
+ * A thread nobody joined: d writes x, exits and is forgotten; e, created
+ * next by the same parent, writes x.  Nothing orders d before e, so
+ * FastTrack must report a write-write race naming d and e.  d's region
+ * ended at its exit: no region conflict.
+ *
+ * The region analyses run with room for two live threads, so e must get
+ * d's slot at once -- and must not be taken for d.  FastTrack hands a
+ * slot on only to a creator that joined its previous occupant (a new
+ * occupant must not inherit "happens after" from the old one), so it gets
+ * a third slot here.
+ */
+TEST_F(analysis, recycled_slot_of_detached_thread)
+{
+	struct valor_params p = {
+		.max_threads = variant->analysis == FASTTRACK ? 3 : 2,
+	};
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(variant->analysis, &s, &p);
+	struct valor_thread *main_th, *d, *e;
+	uint64_t d_id;
+
+	ASSERT_NE(NULL, ctx);
+	main_th = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, main_th);
+	d = valor_thread_create(ctx, main_th);
+	ASSERT_NE(NULL, d);
+	d_id = valor_thread_id(d);
+	valor_access(d, X, 8, true, 1);
+	valor_thread_exit(d);
+	valor_thread_forget(d);
+	e = valor_thread_create(ctx, main_th);
+	ASSERT_NE(NULL, e);
+	EXPECT_NE(d_id, valor_thread_id(e));
+	valor_access(e, X, 8, true, 2);
+	if (variant->analysis == FASTTRACK) {
+		ASSERT_EQ(1, s.n);
+		EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
+		EXPECT_EQ(d_id, s.v[0].first.tid);
+		EXPECT_EQ(valor_thread_id(e), s.v[0].second.tid);
+		EXPECT_EQ(1, s.v[0].first.site);
+		EXPECT_EQ(2, s.v[0].second.site);
+	} else {
+		EXPECT_EQ(0, s.n);
+	}
+	valor_ctx_free(ctx);
+}
+
+/* max_threads live threads at once; the next create fails with EAGAIN. */
+TEST_F(analysis, max_threads_live)
+{
+	struct valor_params p = { .max_threads = 8 };
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(variant->analysis, &s, &p);
+	struct valor_thread *main_th, *th[7];
+
+	ASSERT_NE(NULL, ctx);
+	main_th = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, main_th);
+	for (int i = 0; i < 7; i++) {
+		th[i] = valor_thread_create(ctx, main_th);
+		ASSERT_NE(NULL, th[i]);
+	}
+	errno = 0;
+	EXPECT_EQ(NULL, valor_thread_create(ctx, main_th));
+	EXPECT_EQ(EAGAIN, errno);
+	valor_thread_exit(th[3]);
+	ASSERT_EQ(0, valor_thread_join(main_th, th[3]));
+	th[3] = valor_thread_create(ctx, main_th);
+	EXPECT_NE(NULL, th[3]);
+	valor_ctx_free(ctx);
+}
+
+/*
+ * Joining a thread that has not exited fails and orders nothing: the
+ * child's write is still unordered with (and, for the region analyses,
+ * in an ongoing region at) the parent's later read.
+ */
+TEST_F(analysis, join_of_live_thread_is_einval)
+{
+	struct sink s;
+	struct valor_params p = { 0 };
+	struct valor_ctx *ctx = new_ctx(variant->analysis, &s, &p);
+	struct valor_thread *main_th, *child;
+
+	ASSERT_NE(NULL, ctx);
+	main_th = valor_thread_create(ctx, NULL);
+	child = valor_thread_create(ctx, main_th);
+	ASSERT_NE(NULL, child);
+	valor_access(child, X, 8, true, 1);
+	EXPECT_EQ(-EINVAL, valor_thread_join(main_th, child));
+	EXPECT_EQ(1, valor_access(main_th, X, 8, false, 2));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WR, s.v[0].kind);
+	EXPECT_EQ(valor_thread_id(child), s.v[0].first.tid);
+	/* The handle is still good: the thread exits and is joined. */
+	valor_access(child, Y, 8, true, 3);
+	valor_thread_exit(child);
+	EXPECT_EQ(0, valor_thread_join(main_th, child));
+	valor_access(main_th, Y, 8, false, 4);
+	EXPECT_EQ(1, s.n);
+	valor_ctx_free(ctx);
+}
+
+/* ---- clocks past 2^32 ------------------------------------------------- */
+
+/*
+ * Every thread slot starts at 2^32 - 3 and both threads cross a boundary
+ * in each round, so the rounds run the same patterns before, across and
+ * after 2^32: a write-read conflict (eager), a read-write conflict (lazy
+ * for Valor), and two hand-offs through locks that must stay silent.
+ */
+#define ROUNDS 8
+#define ROUND_EVENTS 12
+#define RX(i) (0x100000ULL + 256 * (i))
+#define RY(i) (RX(i) + 64)
+#define RZ(i) (RX(i) + 128)
+#define RW_(i) (RX(i) + 192)
+TEST_F(analysis, clocks_past_2_32)
+{
+	struct valor_params p = {
+		.analysis = variant->analysis,
+		.initial_clock = (1ULL << 32) - 3,
+	};
+	struct valor_event ev[ROUNDS * ROUND_EVENTS];
+	struct trace_result r;
+	bool valor = variant->analysis == VALOR;
+	uint64_t last_region = 0;
+
+	for (size_t i = 0; i < ROUNDS; i++) {
+		struct valor_event *e = &ev[i * ROUND_EVENTS];
+
+		e[0] = T_WR(1, RX(i), 8);
+		e[1] = T_RD(2, RX(i), 8); /* write-read */
+		e[2] = T_RD(1, RW_(i), 8);
+		e[3] = T_WR(2, RW_(i), 8); /* read-write */
+		e[4] = T_WR(1, RY(i), 8);
+		e[5] = T_REL(1, M); /* T1: boundary */
+		e[6] = T_ACQ(2, M);
+		e[7] = T_RD(2, RY(i), 8); /* ordered */
+		e[8] = T_WR(2, RZ(i), 8);
+		e[9] = T_REL(2, M2); /* T2: boundary */
+		e[10] = T_ACQ(1, M2);
+		e[11] = T_RD(1, RZ(i), 8); /* ordered */
+	}
+	ASSERT_EQ(0, trace_run(&p, ev, ROUNDS * ROUND_EVENTS, &r));
+	if (r.n != 2 * ROUNDS)
+		trace_dump(&r, "clocks_past_2_32");
+	ASSERT_EQ(2 * ROUNDS, r.n);
+	for (size_t i = 0; i < ROUNDS; i++) {
+		size_t base = i * ROUND_EVENTS;
+		const struct trace_conflict *wr = NULL, *rw = NULL;
+
+		for (size_t j = 0; j < r.n; j++) {
+			if (r.v[j].c.addr == RX(i))
+				wr = &r.v[j];
+			else if (r.v[j].c.addr == RW_(i))
+				rw = &r.v[j];
+		}
+		ASSERT_NE(NULL, wr)
+		{
+			TH_LOG("round %zu: write-read missed", i);
+		}
+		ASSERT_NE(NULL, rw)
+		{
+			TH_LOG("round %zu: read-write missed", i);
+		}
+		EXPECT_EQ(VALOR_CONFLICT_WR, wr->c.kind);
+		EXPECT_EQ(1, wr->first_tid);
+		EXPECT_EQ(2, wr->second_tid);
+		EXPECT_EQ(base + 1, wr->reported_at);
+		EXPECT_EQ(VALOR_CONFLICT_RW, rw->c.kind);
+		EXPECT_EQ(1, rw->first_tid);
+		EXPECT_EQ(2, rw->second_tid);
+		EXPECT_EQ(base + 2, rw->first_event);
+		EXPECT_EQ(base + 3, rw->second_event);
+		EXPECT_EQ(valor ? base + 5 : base + 3, rw->reported_at);
+		EXPECT_EQ(valor, rw->c.lazy);
+		/* T1's region (or clock) of its write: one more each round. */
+		EXPECT_LE(p.initial_clock, wr->c.first.region);
+		if (i > 0)
+			EXPECT_EQ(last_region + 1, wr->c.first.region);
+		last_region = wr->c.first.region;
+	}
+	EXPECT_LT(1ULL << 32, last_region);
+	trace_result_free(&r);
+}
+
+/* ---- Valor versions ---------------------------------------------------- */
+
+/*
+ * A version counts the regions that wrote a byte: the first write of a
+ * region bumps it, further writes and reads of the region do not, a new
+ * region bumps it again.  Versions are per byte: a 1-byte write leaves
+ * the other bytes of its cell alone.
+ */
+TEST(shadow_version_counts_region_first_writes)
+{
+	struct valor_params p = { .analysis = VALOR };
+	struct valor_ctx *ctx = valor_ctx_new(&p);
+	struct valor_thread *t1, *t2;
+	uint64_t v;
+
+	ASSERT_NE(NULL, ctx);
+	t1 = valor_thread_create(ctx, NULL);
+	t2 = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	v = valor_shadow_version(ctx, X);
+	for (int b = 1; b < 16; b++)
+		ASSERT_EQ(v, valor_shadow_version(ctx, X + b));
+
+	valor_access(t1, X, 8, false, 1);
+	EXPECT_EQ(v, valor_shadow_version(ctx, X));
+	valor_access(t1, X, 8, true, 2);
+	for (int b = 0; b < 8; b++)
+		EXPECT_EQ(v + 1, valor_shadow_version(ctx, X + b));
+	EXPECT_EQ(v, valor_shadow_version(ctx, X + 8));
+	valor_access(t1, X, 8, true, 3);
+	valor_access(t1, X + 2, 2, true, 4);
+	valor_access(t1, X, 8, false, 5);
+	for (int b = 0; b < 8; b++)
+		EXPECT_EQ(v + 1, valor_shadow_version(ctx, X + b));
+
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_access(t1, X, 8, false, 6);
+	EXPECT_EQ(v + 1, valor_shadow_version(ctx, X));
+	valor_access(t1, X, 8, true, 7);
+	for (int b = 0; b < 8; b++)
+		EXPECT_EQ(v + 2, valor_shadow_version(ctx, X + b));
+	EXPECT_EQ(0, valor_region_end(t1));
+
+	/* One byte, another thread: only that byte moves. */
+	valor_access(t2, X + 3, 1, true, 8);
+	EXPECT_EQ(v + 3, valor_shadow_version(ctx, X + 3));
+	EXPECT_EQ(v + 2, valor_shadow_version(ctx, X + 2));
+	EXPECT_EQ(v + 2, valor_shadow_version(ctx, X + 4));
+	/* A misaligned write across two cells. */
+	valor_access(t2, X + 6, 4, true, 9);
+	EXPECT_EQ(v + 2, valor_shadow_version(ctx, X + 5));
+	EXPECT_EQ(v + 3, valor_shadow_version(ctx, X + 6));
+	EXPECT_EQ(v + 3, valor_shadow_version(ctx, X + 7));
+	EXPECT_EQ(v + 1, valor_shadow_version(ctx, X + 8));
+	EXPECT_EQ(v + 1, valor_shadow_version(ctx, X + 9));
+	EXPECT_EQ(v, valor_shadow_version(ctx, X + 10));
+	valor_ctx_free(ctx);
+}
+
+TEST(shadow_version_is_zero_for_other_analyses)
+{
+	static const uint32_t others[] = { FASTRCD, FASTTRACK };
+
+	for (int i = 0; i < 2; i++) {
+		struct valor_params p = { .analysis = others[i] };
+		struct valor_ctx *ctx = valor_ctx_new(&p);
+		struct valor_thread *t;
+
+		ASSERT_NE(NULL, ctx);
+		t = valor_thread_create(ctx, NULL);
+		valor_access(t, X, 8, true, 1);
+		valor_region_end(t);
+		valor_access(t, X, 8, true, 2);
+		EXPECT_EQ(0, valor_shadow_version(ctx, X));
+		valor_ctx_free(ctx);
+	}
+}
+
+/* ---- statistics --------------------------------------------------------- */
+
+#define CELL(i) (0x200000ULL + 64 * (i))
+TEST(stats_counters_move_as_documented)
+{
+	struct valor_params p = {
+		.read_log_entries = 4,
+		.write_log_entries = 4,
+	};
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(VALOR, &s, &p);
+	struct valor_stats st0, st;
+	struct valor_thread *t1, *t2, *child;
+
+	ASSERT_NE(NULL, ctx);
+	valor_ctx_stats(ctx, &st0);
+	EXPECT_EQ(0, st0.conflicts);
+	EXPECT_EQ(0, st0.threads_created);
+	EXPECT_EQ(0, st0.version_bumps);
+	EXPECT_EQ(0, st0.read_log_overflows);
+	EXPECT_EQ(0, st0.write_log_overflows);
+	EXPECT_EQ(0, st0.cells_refined);
+
+	t1 = valor_thread_create(ctx, NULL);
+	t2 = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(2, st.threads_created);
+
+	/* Three distinct cells, each written twice in one region. */
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 3; i++)
+			valor_access(t1, CELL(i), 8, true, 1);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(3, st.version_bumps);
+	EXPECT_EQ(0, st.write_log_overflows);
+	EXPECT_LT(0, st.shadow_bytes);
+
+	/* A region end and a validation with something to validate. */
+	st0 = st;
+	valor_access(t1, CELL(10), 8, false, 2);
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(st0.regions + 1, st.regions);
+	EXPECT_LT(st0.validations, st.validations);
+	st0 = st;
+	valor_access(t1, CELL(10), 8, false, 3);
+	EXPECT_EQ(0, valor_validate(t1));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(st0.validations + 1, st.validations);
+	EXPECT_EQ(st0.regions, st.regions);
+
+	/* Ten distinct cells read in one region: the 4-entry log fills twice. */
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_ctx_stats(ctx, &st0);
+	for (int i = 0; i < 10; i++)
+		valor_access(t1, CELL(20 + i), 8, false, 4);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(st0.read_log_overflows + 2, st.read_log_overflows);
+
+	/* Ten distinct cells written in one region: the write set, twice. */
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_ctx_stats(ctx, &st0);
+	for (int i = 0; i < 10; i++)
+		valor_access(t1, CELL(40 + i), 8, true, 5);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(st0.write_log_overflows + 2, st.write_log_overflows);
+	EXPECT_EQ(st0.version_bumps + 10, st.version_bumps);
+
+	/* Two threads writing different bytes of one cell split it. */
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_ctx_stats(ctx, &st0);
+	valor_access(t1, CELL(60), 1, true, 6);
+	valor_access(t2, CELL(60) + 1, 1, true, 7);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_LT(st0.cells_refined, st.cells_refined);
+	EXPECT_EQ(0, s.n);
+
+	/* One conflict: counted once, delivered once. */
+	EXPECT_EQ(1, valor_access(t2, CELL(60), 1, false, 8));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(1, st.conflicts);
+	EXPECT_EQ(1, s.n);
+
+	/* Counters survive the threads that moved them. */
+	st0 = st;
+	child = valor_thread_create(ctx, t1);
+	ASSERT_NE(NULL, child);
+	valor_access(child, CELL(70), 8, true, 9);
+	valor_thread_exit(child);
+	ASSERT_EQ(0, valor_thread_join(t1, child));
+	valor_thread_exit(t2);
+	valor_thread_forget(t2);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(3, st.threads_created);
+	EXPECT_EQ(st0.version_bumps + 1, st.version_bumps);
+	EXPECT_LE(st0.regions, st.regions);
+	EXPECT_LE(st0.validations, st.validations);
+	EXPECT_LE(st0.read_log_overflows, st.read_log_overflows);
+	EXPECT_LE(st0.write_log_overflows, st.write_log_overflows);
+	EXPECT_LE(st0.cells_refined, st.cells_refined);
+	EXPECT_EQ(st0.conflicts, st.conflicts);
+	valor_ctx_free(ctx);
+}
+
+/* ---- replay: malformed events are rejected and change nothing ----------- */
+
+static void expect_rejected(struct __test_metadata *_metadata,
+			    struct valor_ctx *ctx, struct valor_replay *rp,
+			    struct valor_event ev, int err, const char *what)
+{
+	struct valor_stats before, after;
+
+	valor_ctx_stats(ctx, &before);
+	EXPECT_EQ(err, valor_replay_event(rp, &ev))
+	{
+		TH_LOG("%s", what);
+	}
+	valor_ctx_stats(ctx, &after);
+	EXPECT_EQ(0, memcmp(&before, &after, sizeof(before)))
+	{
+		TH_LOG("%s: the rejected event changed the context", what);
+	}
+}
+
+TEST_F(analysis, replay_rejects_malformed_events)
+{
+	struct sink s;
+	struct valor_params p = { 0 };
+	struct valor_ctx *ctx = new_ctx(variant->analysis, &s, &p);
+	struct valor_replay *rp;
+	struct valor_event ev;
+
+	ASSERT_NE(NULL, ctx);
+	rp = valor_replay_new(ctx);
+	ASSERT_NE(NULL, rp);
+
+	/* Before any thread exists: nothing may be created by them. */
+	expect_rejected(_metadata, ctx, rp, T_RD(1, X, 0), -EINVAL,
+			"zero-sized read");
+	expect_rejected(_metadata, ctx, rp, T_WR(1, X, 0), -EINVAL,
+			"zero-sized write");
+	ev = T_EV(99, 1, .addr = X, .size = 8);
+	expect_rejected(_metadata, ctx, rp, ev, -EINVAL, "kind 99");
+	ev = T_EV(VALOR_EV_KIND_MAX + 1, 1, .addr = X, .size = 8);
+	expect_rejected(_metadata, ctx, rp, ev, -EINVAL, "kind MAX + 1");
+
+	ASSERT_EQ(0, valor_replay_event(rp, &T_WR(1, X, 8)));
+	ASSERT_EQ(0, valor_replay_event(rp, &T_CREATE(1, 2)));
+	ASSERT_EQ(0, valor_replay_event(rp, &T_WR(2, Y, 8)));
+	ASSERT_EQ(0, valor_replay_event(rp, &T_EXIT(2)));
+
+	/* Events of an exited thread. */
+	expect_rejected(_metadata, ctx, rp, T_WR(2, Y, 8), -EINVAL,
+			"write of an exited thread");
+	expect_rejected(_metadata, ctx, rp, T_RD(2, Z, 8), -EINVAL,
+			"read of an exited thread");
+	expect_rejected(_metadata, ctx, rp, T_REL(2, M), -EINVAL,
+			"release of an exited thread");
+	expect_rejected(_metadata, ctx, rp, T_EXIT(2), -EINVAL, "second exit");
+	expect_rejected(_metadata, ctx, rp, T_RD(1, X, 0), -EINVAL,
+			"zero-sized read of a live thread");
+
+	/* Create of a live id; join of a live thread. */
+	ASSERT_EQ(0, valor_replay_event(rp, &T_CREATE(1, 3)));
+	expect_rejected(_metadata, ctx, rp, T_CREATE(1, 3), -EEXIST,
+			"create of a live thread id");
+	ASSERT_EQ(0, valor_replay_event(rp, &T_WR(3, Z, 8)));
+	expect_rejected(_metadata, ctx, rp, T_JOIN(1, 3), -EINVAL,
+			"join of a live thread");
+	/* The rejected join ordered nothing: T3's write still conflicts. */
+	EXPECT_EQ(1, valor_replay_event(rp, &T_RD(1, Z, 8)));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WR, s.v[0].kind);
+	EXPECT_EQ(3, valor_replay_source_tid(rp, s.v[0].first.tid));
+	EXPECT_EQ(1, valor_replay_source_tid(rp, s.v[0].second.tid));
+
+	/* Both children join normally afterwards. */
+	EXPECT_EQ(0, valor_replay_event(rp, &T_EXIT(3)));
+	EXPECT_EQ(0, valor_replay_event(rp, &T_JOIN(1, 3)));
+	EXPECT_EQ(0, valor_replay_event(rp, &T_JOIN(1, 2)));
+	EXPECT_EQ(0, valor_replay_event(rp, &T_RD(1, Y, 8)));
+	EXPECT_EQ(UINT32_MAX, valor_replay_source_tid(rp, 0xdeadbeefULL));
+	EXPECT_EQ(0, valor_replay_finish(rp));
+	EXPECT_EQ(1, s.n);
+	valor_replay_free(rp);
+	valor_ctx_free(ctx);
+}
+
+TEST_HARNESS_MAIN

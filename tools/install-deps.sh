@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the Debian packages Valor for Linux needs to build and test.
+# Idempotent: a package that is already installed is never reinstalled,
+# and when nothing is missing no apt command runs at all (so it also
+# works offline and as a normal user on a prepared machine).
+#
+# Usage: tools/install-deps.sh        (as root when something is missing)
+
+set -euo pipefail
+
+# The one list of packages.  Add new needs here, one per line, with why.
+PACKAGES=(
+	build-essential	# gcc, make, libc headers
+	gcc
+	make
+	linux-source	# the tarball kselftest_harness.h is extracted from
+	linux-libc-dev	# <linux/types.h> and other kernel uapi headers
+	clang-format	# make format, make format-check
+	pkg-config
+	xz-utils	# to unpack the linux-source tarball
+)
+
+is_installed()
+{
+	local status
+
+	status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+	[ "$status" = "install ok installed" ]
+}
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+	is_installed "$pkg" || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#PACKAGES[@]} packages already installed, nothing to do"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	echo "install-deps: run as root to install them: sudo $0" >&2
+	exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing[@]}"
+
+for pkg in "${missing[@]}"; do
+	if ! is_installed "$pkg"; then
+		echo "install-deps: $pkg is still not installed" >&2
+		exit 1
+	fi
+done
+echo "install-deps: installed ${missing[*]}"
