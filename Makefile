@@ -83,6 +83,8 @@ check: all tests
 
 # A longer differential run: the differential test reads the variable.
 check-long: export VALOR_DIFF_TRACES := 1000000
+# About 40 minutes for the differential test alone on 2 CPUs.
+check-long: export VALOR_TEST_TIMEOUT := 10800
 check-long: check
 
 example: all

@@ -23,7 +23,7 @@ struct arena_large;
 struct arena {
 	pthread_mutex_t lock;
 	struct arena_chunk *chunks;
-	struct arena_large *large;  /* blocks over the largest class */
+	struct arena_large *large; /* blocks over the largest class */
 	char *cur, *end;
 	void *free_list[ARENA_CLASSES];
 	uint64_t bytes;

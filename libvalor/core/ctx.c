@@ -13,7 +13,8 @@
 static int check_params(struct valor_params *p)
 {
 	if (p->analysis > VALOR_ANALYSIS_FASTTRACK ||
-	    p->regions > VALOR_REGIONS_SFR || p->max_threads > VALOR_MAX_THREADS ||
+	    p->regions > VALOR_REGIONS_SFR ||
+	    p->max_threads > VALOR_MAX_THREADS ||
 	    p->read_log_entries > MAX_LOG || p->write_log_entries > MAX_LOG ||
 	    p->initial_clock > EPOCH_CLOCK_MASK / 2)
 		return -EINVAL;
@@ -127,8 +128,8 @@ void valor_ctx_stats(struct valor_ctx *ctx, struct valor_stats *out)
 		add_stats(out, &th->st);
 	out->threads_created = ctx->threads_created;
 	pthread_mutex_unlock(&ctx->lock);
-	out->shadow_bytes = atomic_load(&ctx->shadow.mapped_bytes) +
-			    ctx->arena.bytes;
+	out->shadow_bytes =
+		atomic_load(&ctx->shadow.mapped_bytes) + ctx->arena.bytes;
 }
 
 const char *valor_analysis_name(enum valor_analysis a)

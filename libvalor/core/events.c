@@ -59,8 +59,7 @@ int valor_validate(struct valor_thread *th)
 
 uint64_t valor_shadow_version(struct valor_ctx *ctx, uintptr_t addr)
 {
-	if (ctx->p.analysis != VALOR_ANALYSIS_VALOR ||
-	    !shadow_addr_ok(addr, 1))
+	if (ctx->p.analysis != VALOR_ANALYSIS_VALOR || !shadow_addr_ok(addr, 1))
 		return 0;
 	return valor_o_version(ctx, addr);
 }

@@ -70,8 +70,7 @@ static void fastrcd_write(const struct hb_op *op, struct hb_byte *b,
 		hb_report(op, VALOR_CONFLICT_RW, byte, &b->r, false);
 	}
 	b->w = (struct hb_access){ op->epoch, op->site, op->th->tid };
-	hb_byte_keep_own_read(&op->th->ctx->arena, b,
-			      epoch_slot(op->epoch));
+	hb_byte_keep_own_read(&op->th->ctx->arena, b, epoch_slot(op->epoch));
 }
 
 void fastrcd_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)

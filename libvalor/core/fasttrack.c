@@ -49,8 +49,7 @@ static void fasttrack_write(const struct hb_op *op, struct hb_byte *b,
 		hb_report(op, VALOR_CONFLICT_RW, byte, &b->r, false);
 	}
 	b->w = (struct hb_access){ op->epoch, op->site, th->tid };
-	hb_byte_keep_own_read(&op->th->ctx->arena, b,
-			      epoch_slot(op->epoch));
+	hb_byte_keep_own_read(&op->th->ctx->arena, b, epoch_slot(op->epoch));
 }
 
 void fasttrack_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)

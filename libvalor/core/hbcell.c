@@ -24,7 +24,8 @@ static inline void cpu_relax(void)
 
 static void cell_lock(struct hb_cell *c)
 {
-	while (atomic_flag_test_and_set_explicit(&c->lock, memory_order_acquire))
+	while (atomic_flag_test_and_set_explicit(&c->lock,
+						 memory_order_acquire))
 		cpu_relax();
 }
 
@@ -215,8 +216,7 @@ static bool whole_unchanged(const struct hb_cell *c, const struct hb_op *op)
 	return hb_readset_has(&c->whole, op->epoch);
 }
 
-static void apply_byte(const struct hb_op *op, struct hb_byte *b,
-		       unsigned byte)
+static void apply_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)
 {
 	if (op->th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD)
 		fastrcd_byte(op, b, byte);
@@ -224,8 +224,7 @@ static void apply_byte(const struct hb_op *op, struct hb_byte *b,
 		fasttrack_byte(op, b, byte);
 }
 
-static void free_byte(const struct hb_op *op, struct hb_byte *b,
-		      unsigned byte)
+static void free_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)
 {
 	/* A free is checked as a write, then forgets everything. */
 	apply_byte(op, b, byte);
@@ -282,8 +281,9 @@ static void hb_free_range(struct valor_thread *th, struct hb_op *op,
 	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
 	     cell = shadow_next_present(sh, cell + 1, end)) {
 		uint64_t lo = cell == first ? addr & (CELL_SIZE - 1) : 0;
-		uint64_t hi = cell == end - 1 ? addr + size - (cell << CELL_SHIFT) :
-						CELL_SIZE;
+		uint64_t hi = cell == end - 1 ?
+				      addr + size - (cell << CELL_SHIFT) :
+				      CELL_SIZE;
 		uint64_t w = shadow_load(sh, cell);
 		struct hb_cell *c = (struct hb_cell *)(uintptr_t)w;
 
@@ -314,7 +314,8 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 		hb_free_range(th, &op, addr, size);
 		return;
 	}
-	for_each_cell(addr, size, cell, m) {
+	for_each_cell(addr, size, cell, m)
+	{
 		struct hb_cell *c = cell_get(ctx, cell);
 
 		if (!c)

@@ -32,15 +32,15 @@ struct hb_readset {
 
 struct hb_byte {
 	struct hb_access w;
-	struct hb_access r;     /* the read epoch, unless @rs is set */
-	struct hb_readset *rs;  /* concurrent reads (read map / read VC) */
+	struct hb_access r; /* the read epoch, unless @rs is set */
+	struct hb_readset *rs; /* concurrent reads (read map / read VC) */
 };
 
 struct hb_cell {
 	atomic_flag lock;
 	bool split;
 	struct hb_byte whole;
-	struct hb_byte *bytes;  /* [8] once split */
+	struct hb_byte *bytes; /* [8] once split */
 };
 
 struct valor_thread;
@@ -49,10 +49,10 @@ struct valor_thread;
 struct hb_op {
 	struct valor_thread *th;
 	uint64_t cell;
-	uint64_t epoch;     /* the accessing thread's current epoch */
+	uint64_t epoch; /* the accessing thread's current epoch */
 	uint64_t site;
 	bool is_write;
-	uint8_t width;      /* bytes a report covers: 1, or 8 for a whole cell */
+	uint8_t width; /* bytes a report covers: 1, or 8 for a whole cell */
 };
 
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,

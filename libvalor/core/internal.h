@@ -34,7 +34,8 @@
 
 static inline uint64_t epoch_make(uint32_t slot, uint64_t clock)
 {
-	return ((uint64_t)slot << EPOCH_CLOCK_BITS) | (clock & EPOCH_CLOCK_MASK);
+	return ((uint64_t)slot << EPOCH_CLOCK_BITS) |
+	       (clock & EPOCH_CLOCK_MASK);
 }
 
 static inline uint32_t epoch_slot(uint64_t e)
@@ -56,11 +57,11 @@ static inline uint64_t epoch_clock(uint64_t e)
  * for a report sees the fields that go with it.
  */
 struct wlog_entry {
-	_Atomic uint64_t cell;  /* cell index + 1; 0 = empty */
-	uint8_t mask;           /* bytes of the cell this write took over */
-	bool history_only;      /* a free: nothing to release at region end */
-	uint64_t ver;           /* version those bytes got (not for a free) */
-	uint64_t lo, hi;        /* a free: the bytes [lo, hi) it covered */
+	_Atomic uint64_t cell; /* cell index + 1; 0 = empty */
+	uint8_t mask; /* bytes of the cell this write took over */
+	bool history_only; /* a free: nothing to release at region end */
+	uint64_t ver; /* version those bytes got (not for a free) */
+	uint64_t lo, hi; /* a free: the bytes [lo, hi) it covered */
 	uint64_t site;
 	uint64_t region;
 	uint64_t tid;
@@ -72,21 +73,21 @@ struct wlog_entry {
  * that an epoch of an earlier occupant never looks like a current one.
  */
 struct slot {
-	_Atomic uint64_t clock;    /* current region / own VC entry */
-	_Atomic uint64_t tid;      /* logical id of the last occupant */
-	uint64_t final_clock;      /* clock at the last occupant's exit */
-	bool used;                 /* has ever had an occupant */
-	bool live;                 /* has an occupant now */
-	struct wlog_entry *wlog;   /* ring, ctx->wlog_cap entries */
+	_Atomic uint64_t clock; /* current region / own VC entry */
+	_Atomic uint64_t tid; /* logical id of the last occupant */
+	uint64_t final_clock; /* clock at the last occupant's exit */
+	bool used; /* has ever had an occupant */
+	bool live; /* has an occupant now */
+	struct wlog_entry *wlog; /* ring, ctx->wlog_cap entries */
 	_Atomic uint64_t wlog_head;
 };
 
 /* One entry of a Valor read log: a cell, the bytes read, the state seen. */
 struct rlog_entry {
-	uint64_t cell;      /* cell index */
-	uint64_t snapshot;  /* cell word (or byte word) when read */
+	uint64_t cell; /* cell index */
+	uint64_t snapshot; /* cell word (or byte word) when read */
 	uint64_t site;
-	uint8_t mask;       /* bytes of the cell read */
+	uint8_t mask; /* bytes of the cell read */
 };
 
 struct conflict_queue {
@@ -109,21 +110,21 @@ struct valor_thread {
 	uint64_t tid;
 	uint32_t slot;
 	bool exited;
-	uint64_t clock;           /* mirror of ctx->slots[slot].clock */
+	uint64_t clock; /* mirror of ctx->slots[slot].clock */
 
 	/* Valor */
 	struct rlog_entry *rlog;
 	uint32_t rlog_n;
-	uint64_t region_start;    /* first write-log index of this region */
+	uint64_t region_start; /* first write-log index of this region */
 
 	/* FastTrack: this thread's vector clock (own entry == clock). */
 	struct vclock vc;
 
-	struct conflict_queue lazy;   /* found by validation: delivered first */
+	struct conflict_queue lazy; /* found by validation: delivered first */
 	struct conflict_queue eager;
 	struct thread_stats st;
 
-	struct valor_thread *next_all, *prev_all;  /* ctx->threads list */
+	struct valor_thread *next_all, *prev_all; /* ctx->threads list */
 };
 
 struct sync_table;
@@ -134,19 +135,19 @@ struct valor_ctx {
 	struct arena arena;
 
 	pthread_mutex_t lock;
-	struct slot *slots;          /* [0] unused: slot 0 means "none" */
-	uint32_t nslots;             /* max_threads + 1 */
-	uint32_t *free_slots;        /* stack of recyclable slots */
+	struct slot *slots; /* [0] unused: slot 0 means "none" */
+	uint32_t nslots; /* max_threads + 1 */
+	uint32_t *free_slots; /* stack of recyclable slots */
 	uint32_t nfree;
-	uint32_t next_unused;        /* slots never used start here */
-	uint32_t wlog_cap;           /* power of two */
+	uint32_t next_unused; /* slots never used start here */
+	uint32_t wlog_cap; /* power of two */
 	uint64_t next_tid;
 
-	struct valor_thread *threads;  /* every handle not yet freed */
+	struct valor_thread *threads; /* every handle not yet freed */
 	struct thread_stats retired;
 	uint64_t threads_created;
 
-	struct sync_table *sync;       /* FastTrack: sync object clocks */
+	struct sync_table *sync; /* FastTrack: sync object clocks */
 };
 
 /* thread.c */
@@ -186,7 +187,8 @@ void fasttrack_free(struct valor_thread *th, uintptr_t addr, size_t size,
 struct sync_table *sync_table_new(void);
 void sync_table_free(struct sync_table *t);
 int sync_acquire(struct sync_table *t, uintptr_t obj, struct vclock *into);
-int sync_release(struct sync_table *t, uintptr_t obj, const struct vclock *from);
+int sync_release(struct sync_table *t, uintptr_t obj,
+		 const struct vclock *from);
 
 /* Iterate the cells of [addr, addr + size): cell index and byte mask. */
 static inline uint8_t cell_mask(uint64_t lo, uint64_t hi)
@@ -195,22 +197,22 @@ static inline uint8_t cell_mask(uint64_t lo, uint64_t hi)
 	return (uint8_t)(((1U << hi) - 1) & ~((1U << lo) - 1));
 }
 
-#define for_each_cell(addr, size, cell, mask)                                  \
-	for (uint64_t __a = (addr), __end = (addr) + (size);                   \
-	     __a < __end &&                                                    \
-	     ((cell) = __a >> CELL_SHIFT,                                      \
-	     (mask) = cell_mask(__a & (CELL_SIZE - 1),                         \
-				((__end - ((cell) << CELL_SHIFT)) > CELL_SIZE ?        \
-					 CELL_SIZE :                           \
-					 (__end - ((cell) << CELL_SHIFT)))),   \
-	     1);                                                               \
+#define for_each_cell(addr, size, cell, mask)                                   \
+	for (uint64_t __a = (addr), __end = (addr) + (size);                    \
+	     __a < __end &&                                                     \
+	     ((cell) = __a >> CELL_SHIFT,                                       \
+	     (mask) = cell_mask(__a & (CELL_SIZE - 1),                          \
+				((__end - ((cell) << CELL_SHIFT)) > CELL_SIZE ? \
+					 CELL_SIZE :                            \
+					 (__end - ((cell) << CELL_SHIFT)))),    \
+	     1);                                                                \
 	     __a = ((cell) + 1) << CELL_SHIFT)
 
 /* Bytes of @mask as consecutive runs: calls fn(lo, len) per run. */
-#define for_each_run(mask, lo, len)                                            \
-	for (unsigned __m = (mask), lo = 0, len = 0;                           \
-	     __m && ((lo) = __builtin_ctz(__m),                                \
-		    (len) = __builtin_ctz(~(__m >> (lo))),                     \
+#define for_each_run(mask, lo, len)                        \
+	for (unsigned __m = (mask), lo = 0, len = 0;       \
+	     __m && ((lo) = __builtin_ctz(__m),            \
+		    (len) = __builtin_ctz(~(__m >> (lo))), \
 		    __m &= ~(((1U << (len)) - 1) << (lo)), 1);)
 
 #endif /* VALOR_CORE_INTERNAL_H */

@@ -16,14 +16,14 @@ struct rp_thread {
 	uint32_t src;
 	bool used;
 	bool exited;
-	struct valor_thread *th;  /* NULL once joined */
+	struct valor_thread *th; /* NULL once joined */
 };
 
 struct valor_replay {
 	struct valor_ctx *ctx;
-	struct rp_thread *tab;     /* open addressing on src tid */
+	struct rp_thread *tab; /* open addressing on src tid */
 	uint32_t cap, count;
-	uint32_t *src_of;          /* logical tid -> src tid */
+	uint32_t *src_of; /* logical tid -> src tid */
 	uint64_t nsrc_of;
 };
 
@@ -164,7 +164,8 @@ static int start_thread(struct valor_replay *r, uint32_t src,
 }
 
 /* The live thread making an event; a never-seen id becomes a root. */
-static int actor(struct valor_replay *r, uint32_t src, struct valor_thread **out)
+static int actor(struct valor_replay *r, uint32_t src,
+		 struct valor_thread **out)
 {
 	struct rp_thread *t = find(r, src);
 

@@ -51,8 +51,8 @@ static inline int shadow_addr_ok(uint64_t addr, uint64_t size)
 static inline shadow_word *shadow_peek(struct shadow *s, uint64_t cell)
 {
 	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
-	shadow_word *leaf = atomic_load_explicit(&s->top[ti],
-						 memory_order_acquire);
+	shadow_word *leaf =
+		atomic_load_explicit(&s->top[ti], memory_order_acquire);
 
 	if (!leaf)
 		return NULL;
@@ -63,8 +63,8 @@ static inline shadow_word *shadow_peek(struct shadow *s, uint64_t cell)
 static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
 {
 	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
-	shadow_word *leaf = atomic_load_explicit(&s->top[ti],
-						 memory_order_acquire);
+	shadow_word *leaf =
+		atomic_load_explicit(&s->top[ti], memory_order_acquire);
 
 	if (__builtin_expect(!leaf, 0)) {
 		leaf = shadow_leaf_create(s, ti);

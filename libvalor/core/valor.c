@@ -7,23 +7,26 @@
  * Cell word (one per 8-byte cell, updated only by compare-and-swap, so no
  * version increment is ever lost):
  *
- *   63            24  23     22      8  7       0
- *  +----------------+------+---------+---------+
- *  | version (40)   |active| slot(15)| nmask(8)|
- *  +----------------+------+---------+---------+
+ *   63          28 27   24  23     22      8  7       0
+ *  +--------------+-------+------+---------+---------+
+ *  | version (36) |gap (4)|active| slot(15)| nmask(8)|
+ *  +--------------+-------+------+---------+---------+
  *
  * The bytes NOT in nmask are at <version, slot, active>: slot last wrote
  * them and, if active, its region that did is still ongoing (the owner).
- * The bytes in nmask are one write behind: <version - 1, slot, inactive>.
- * nmask == 0 is the common uniform cell; a partial write by the owner, or
- * by the last writer in a new region, stays compact this way.  Anything
- * else (two threads' writes splitting a cell, versions further apart)
- * refines the cell: nmask == 0xff marks a refined cell, whose bits 8..63
- * hold a pointer to eight byte words of the same format.  Refinement
- * copies every byte's state, so it loses nothing.
+ * The bytes in nmask are behind: at <version - gap, slot, inactive>, or,
+ * with gap 0, never written at all (version 0).  nmask == 0 is the common
+ * uniform cell.  This keeps compact a thread writing part of a cell, the
+ * owner then writing the rest, and a thread rewriting the same bytes of a
+ * cell in region after region (up to 15 versions ahead of the rest, or
+ * forever when the rest is never written).  Anything else (two threads'
+ * writes splitting a cell, versions further apart) refines the cell:
+ * nmask == 0xff marks a refined cell, whose bits 8..63 hold a pointer to
+ * eight byte words of the same format.  Refinement copies every byte's
+ * state, so it loses nothing.
  *
  * The all-zero word is a never-written cell: version 0, no writer.
- * Versions compare modulo 2^40 (see Documentation/engine.md for why that
+ * Versions compare modulo 2^36 (see Documentation/engine.md for why that
  * cannot produce a false conflict and what a missed one would need).
  */
 #include "internal.h"
@@ -35,8 +38,10 @@
 #define VW_SLOT_SHIFT 8
 #define VW_SLOT_MASK 0x7fffULL
 #define VW_ACTIVE (1ULL << 23)
-#define VW_VER_SHIFT 24
-#define VW_VER_MASK ((1ULL << 40) - 1)
+#define VW_GAP_SHIFT 24
+#define VW_GAP_MAX 15U
+#define VW_VER_SHIFT 28
+#define VW_VER_MASK ((1ULL << 36) - 1)
 #define VW_NMASK 0xffULL
 #define VW_REFINED 0xffULL
 
@@ -61,12 +66,17 @@ static inline uint64_t vw_ver(uint64_t w)
 	return w >> VW_VER_SHIFT;
 }
 
+static inline unsigned vw_gap(uint64_t w)
+{
+	return (unsigned)(w >> VW_GAP_SHIFT) & VW_GAP_MAX;
+}
+
 static inline uint64_t vw_make(uint64_t ver, uint32_t slot, bool active,
-			       uint8_t nmask)
+			       uint8_t nmask, unsigned gap)
 {
 	return ((ver & VW_VER_MASK) << VW_VER_SHIFT) |
-	       (active ? VW_ACTIVE : 0) | ((uint64_t)slot << VW_SLOT_SHIFT) |
-	       nmask;
+	       ((uint64_t)gap << VW_GAP_SHIFT) | (active ? VW_ACTIVE : 0) |
+	       ((uint64_t)slot << VW_SLOT_SHIFT) | nmask;
 }
 
 static inline shadow_word *vw_block(uint64_t w)
@@ -80,7 +90,10 @@ static inline struct byte_state vw_byte(uint64_t w, unsigned b)
 	struct byte_state s = { vw_ver(w), vw_slot(w), !!(w & VW_ACTIVE) };
 
 	if (w & (1U << b)) {
-		s.ver = (s.ver - 1) & VW_VER_MASK;
+		unsigned gap = vw_gap(w);
+
+		s.ver = gap ? (s.ver - gap) & VW_VER_MASK : 0;
+		s.slot = gap ? s.slot : 0;
 		s.active = false;
 	}
 	return s;
@@ -150,8 +163,8 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 	for (uint64_t i = 1; i <= n; i++) {
 		struct wlog_entry *e = &s->wlog[(head - i) & mask];
 
-		uint64_t first = atomic_load_explicit(&e->cell,
-						      memory_order_acquire);
+		uint64_t first =
+			atomic_load_explicit(&e->cell, memory_order_acquire);
 
 		if (!first ||
 		    !wlog_covers(e, first, cell, byte, writes_only, win))
@@ -209,7 +222,8 @@ static void report(struct valor_thread *th, struct conflict_queue *q,
 		.second = *second,
 	};
 
-	for_each_run(mask, lo, len) {
+	for_each_run(mask, lo, len)
+	{
 		c.addr = (cell << CELL_SHIFT) + lo;
 		c.size = len;
 		conflict_push(th, q, &c);
@@ -245,11 +259,10 @@ static bool refine(struct valor_thread *th, shadow_word *p, uint64_t w)
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		struct byte_state s = vw_byte(w, b);
 
-		atomic_init(&blk[b], vw_make(s.ver, s.slot, s.active, 0));
+		atomic_init(&blk[b], vw_make(s.ver, s.slot, s.active, 0, 0));
 	}
-	if (!atomic_compare_exchange_strong(p, &w,
-					    ((uint64_t)(uintptr_t)blk << 8) |
-						    VW_REFINED)) {
+	if (!atomic_compare_exchange_strong(
+		    p, &w, ((uint64_t)(uintptr_t)blk << 8) | VW_REFINED)) {
 		arena_free(&ctx->arena, blk, 8 * sizeof(*blk));
 		return true; /* someone else changed it: the caller retries */
 	}
@@ -277,7 +290,7 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 		do {
 			if ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot)
 				goto next_byte;
-			nw = vw_make(vw_ver(bw) + 1, th->slot, true, 0);
+			nw = vw_make(vw_ver(bw) + 1, th->slot, true, 0, 0);
 		} while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
 		th->st.version_bumps++;
 		newly_owned |= 1U << b;
@@ -322,39 +335,56 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		uint8_t nm = w & VW_NMASK;
 		uint32_t slot = vw_slot(w);
 		bool active = w & VW_ACTIVE;
+		uint64_t ver = vw_ver(w);
+		unsigned gap = vw_gap(w);
 
 		if (vw_refined(w)) {
 			write_refined(th, cell, vw_block(w), m, site, eager);
 			return 0;
 		}
 		if (active && slot == me) {
-			/* Already ours: bytes one write behind catch up. */
+			uint8_t left = nm & ~m;
+
 			if (!(m & nm))
 				return 0;
-			nw = w & ~(uint64_t)(m & nm);
+			/* Bytes exactly one write behind catch up. */
+			if (gap != 1 && !(gap == 0 && ver == 1))
+				goto split;
+			nw = vw_make(ver, me, true, left, left ? gap : 0);
 			if (atomic_compare_exchange_weak(p, &w, nw)) {
 				th->st.version_bumps++;
-				wlog_append(th, cell, m & nm, vw_ver(w), site);
+				wlog_append(th, cell, m & nm, ver, site);
 				return 0;
 			}
 			continue;
 		}
-		if (!active && !nm) {
-			uint64_t ver = vw_ver(w);
-
+		if (active)
+			goto split; /* another thread's region owns it */
+		if (!nm) {
 			if (m == 0xff)
-				nw = vw_make(ver + 1, me, true, 0);
+				nw = vw_make(ver + 1, me, true, 0, 0);
 			else if (slot == me || ver == 0)
-				nw = vw_make(ver + 1, me, true, ~m & 0xff);
+				nw = vw_make(ver + 1, me, true, ~m & 0xff,
+					     ver ? 1 : 0);
 			else
 				goto split;
-			if (atomic_compare_exchange_weak(p, &w, nw)) {
-				th->st.version_bumps++;
-				wlog_append(th, cell, m, vw_ver(nw), site);
-				return 0;
-			}
-			continue;
+		} else if (m == (~nm & 0xff) && (slot == me || gap == 0)) {
+			/* The same bytes again; the rest stays behind. */
+			if (gap == 0)
+				nw = vw_make(ver + 1, me, true, nm, 0);
+			else if (gap < VW_GAP_MAX)
+				nw = vw_make(ver + 1, me, true, nm, gap + 1);
+			else
+				goto split;
+		} else {
+			goto split;
 		}
+		if (atomic_compare_exchange_weak(p, &w, nw)) {
+			th->st.version_bumps++;
+			wlog_append(th, cell, m, vw_ver(nw), site);
+			return 0;
+		}
+		continue;
 split:
 		/* Another owner, or states a compact word cannot express. */
 		if (!refine(th, p, w))
@@ -407,7 +437,8 @@ static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 
 			if (!(m & (1U << b)))
 				continue;
-			bw = atomic_load_explicit(&blk[b], memory_order_acquire);
+			bw = atomic_load_explicit(&blk[b],
+						  memory_order_acquire);
 			if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot) {
 				report_eager(th, VALOR_CONFLICT_WR, cell,
 					     1U << b, vw_slot(bw), false, site);
@@ -436,7 +467,8 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t cell;
 	uint8_t m;
 
-	for_each_cell(addr, size, cell, m) {
+	for_each_cell(addr, size, cell, m)
+	{
 		if (is_write) {
 			if (write_cell(th, cell, m, site, &eager))
 				break;
@@ -524,13 +556,15 @@ static void release_write_set(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
 	struct slot *s = &ctx->slots[th->slot];
-	uint64_t head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	uint64_t head =
+		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
 	uint64_t mask = ctx->wlog_cap - 1;
 
 	for (uint64_t i = th->region_start; i != head; i++) {
 		struct wlog_entry *e = &s->wlog[i & mask];
-		uint64_t cell = atomic_load_explicit(&e->cell,
-						     memory_order_relaxed) - 1;
+		uint64_t cell =
+			atomic_load_explicit(&e->cell, memory_order_relaxed) -
+			1;
 		shadow_word *p;
 		uint64_t w;
 
@@ -596,10 +630,10 @@ static void wlog_publish(struct valor_thread *th, struct wlog_entry *e,
 	e->region = th->clock;
 	e->tid = th->tid;
 	atomic_store_explicit(&e->cell, cell + 1, memory_order_release);
-	atomic_store_explicit(&s->wlog_head,
-			      atomic_load_explicit(&s->wlog_head,
-						   memory_order_relaxed) + 1,
-			      memory_order_release);
+	atomic_store_explicit(
+		&s->wlog_head,
+		atomic_load_explicit(&s->wlog_head, memory_order_relaxed) + 1,
+		memory_order_release);
 }
 
 static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
@@ -672,11 +706,12 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			if (s.active && s.slot != th->slot)
 				owner[b] = s.slot;
 			/* Versions of one cell are close: "ahead" is modular. */
-			if (b == 0 || ver_distance(s.ver, top) < VW_VER_MASK / 2)
+			if (b == 0 ||
+			    ver_distance(s.ver, top) < VW_VER_MASK / 2)
 				top = s.ver;
 		}
 		if (!atomic_compare_exchange_weak(
-			    p, &w, vw_make(top + 1, th->slot, false, 0)))
+			    p, &w, vw_make(top + 1, th->slot, false, 0, 0)))
 			continue;
 		th->st.version_bumps++;
 		if (vw_refined(w))
@@ -701,7 +736,7 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			continue;
 		bw = atomic_load(&blk[b]);
 		do
-			nw = vw_make(vw_ver(bw) + 1, th->slot, false, 0);
+			nw = vw_make(vw_ver(bw) + 1, th->slot, false, 0, 0);
 		while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
 		th->st.version_bumps++;
 		if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot) {
@@ -718,7 +753,8 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
  */
 static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 {
-	uint64_t first = addr >> CELL_SHIFT, last = (addr + size - 1) >> CELL_SHIFT;
+	uint64_t first = addr >> CELL_SHIFT,
+		 last = (addr + size - 1) >> CELL_SHIFT;
 	uint32_t kept = 0;
 
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
@@ -755,8 +791,9 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	for (cell = shadow_next_present(sh, first, end); cell < end;
 	     cell = shadow_next_present(sh, cell + 1, end)) {
 		uint64_t lo = cell == first ? addr & (CELL_SIZE - 1) : 0;
-		uint64_t hi = cell == end - 1 ? addr + size - (cell << CELL_SHIFT) :
-						CELL_SIZE;
+		uint64_t hi = cell == end - 1 ?
+				      addr + size - (cell << CELL_SHIFT) :
+				      CELL_SIZE;
 
 		m = cell_mask(lo, hi);
 		free_cell(th, cell, m, site, &eager);
@@ -778,8 +815,8 @@ uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr)
 
 int valor_o_thread_init(struct valor_thread *th)
 {
-	th->rlog = malloc((size_t)th->ctx->p.read_log_entries *
-			  sizeof(*th->rlog));
+	th->rlog =
+		malloc((size_t)th->ctx->p.read_log_entries * sizeof(*th->rlog));
 	return th->rlog ? 0 : -ENOMEM;
 }
 

@@ -17,11 +17,8 @@
 #include <valor/replay.h>
 
 #include "kselftest_harness.h"
+#include "golden.h"
 #include "trace.h"
-
-#define VALOR VALOR_ANALYSIS_VALOR
-#define FASTRCD VALOR_ANALYSIS_FASTRCD
-#define FASTTRACK VALOR_ANALYSIS_FASTTRACK
 
 #define X 0x10000ULL
 #define Y 0x10040ULL
@@ -426,16 +423,11 @@ TEST_F(analysis, clocks_past_2_32)
  */
 TEST(shadow_version_counts_region_first_writes)
 {
-	struct valor_params p = { .analysis = VALOR };
-	struct valor_ctx *ctx = valor_ctx_new(&p);
 	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = golden_valor_ctx_two_threads(&t1, &t2);
 	uint64_t v;
 
 	ASSERT_NE(NULL, ctx);
-	t1 = valor_thread_create(ctx, NULL);
-	t2 = valor_thread_create(ctx, NULL);
-	ASSERT_NE(NULL, t1);
-	ASSERT_NE(NULL, t2);
 	v = valor_shadow_version(ctx, X);
 	for (int b = 1; b < 16; b++)
 		ASSERT_EQ(v, valor_shadow_version(ctx, X + b));

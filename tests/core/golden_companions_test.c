@@ -13,11 +13,11 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include <valor/engine.h>
 
 #include "kselftest_harness.h"
+#include "golden.h"
 #include "trace.h"
 
 /* Data, each in its own 64-byte line unless a test says otherwise. */
@@ -29,186 +29,6 @@
 /* Synchronization objects, never accessed as data. */
 #define L 0x900000ULL
 #define L2 0x900040ULL
-
-#define WW VALOR_CONFLICT_WW
-#define WR VALOR_CONFLICT_WR
-#define RW VALOR_CONFLICT_RW
-
-#define VALOR VALOR_ANALYSIS_VALOR
-#define FASTRCD VALOR_ANALYSIS_FASTRCD
-#define FASTTRACK VALOR_ANALYSIS_FASTTRACK
-#define RFR VALOR_REGIONS_RFR
-#define SFR VALOR_REGIONS_SFR
-
-#define EAGER false
-#define LAZY true
-
-/*
- * One expected conflict.  first/second are (trace thread, event index) of
- * the earlier and the later access; at is the event whose replay reported
- * it (TRACE_AT_FINISH for the final region ends).
- */
-struct want {
-	int kind;
-	uint64_t addr;
-	uint32_t size;
-	uint32_t first_tid;
-	size_t first_event;
-	uint32_t second_tid;
-	size_t second_event;
-	bool lazy;
-	size_t at;
-};
-
-#define C(k, a, n, t1, e1, t2, e2, lz, at_)   \
-	((struct want){ .kind = (k),          \
-			.addr = (a),          \
-			.size = (n),          \
-			.first_tid = (t1),    \
-			.first_event = (e1),  \
-			.second_tid = (t2),   \
-			.second_event = (e2), \
-			.lazy = (lz),         \
-			.at = (at_) })
-
-static bool matches(const struct trace_conflict *tc, const struct want *w)
-{
-	return tc->c.kind == (uint32_t)w->kind && tc->c.addr == w->addr &&
-	       tc->c.size == w->size && tc->first_tid == w->first_tid &&
-	       tc->first_event == w->first_event &&
-	       tc->second_tid == w->second_tid &&
-	       tc->second_event == w->second_event && tc->c.lazy == w->lazy &&
-	       tc->reported_at == w->at;
-}
-
-static void print_wants(const struct want *w, size_t n)
-{
-	printf("# expected %zu conflict(s)\n", n);
-	for (size_t i = 0; i < n; i++)
-		printf("#   %s at 0x%llx+%u: T%u ev%zd -> T%u ev%zd%s, at ev%zd\n",
-		       valor_conflict_kind_name(w[i].kind),
-		       (unsigned long long)w[i].addr, w[i].size, w[i].first_tid,
-		       (ssize_t)w[i].first_event, w[i].second_tid,
-		       (ssize_t)w[i].second_event, w[i].lazy ? " (lazy)" : "",
-		       (ssize_t)w[i].at);
-}
-
-/* Like trace_dump(), with the reporting event, to compare with wants. */
-static void print_result(const struct trace_result *r, const char *title)
-{
-	printf("# %s: %zu conflict(s)\n", title, r->n);
-	for (size_t i = 0; i < r->n; i++) {
-		const struct trace_conflict *tc = &r->v[i];
-
-		printf("#   %s at 0x%llx+%u: T%u ev%zd -> T%u ev%zd%s, at ev%zd\n",
-		       valor_conflict_kind_name(tc->c.kind),
-		       (unsigned long long)tc->c.addr, tc->c.size,
-		       tc->first_tid, (ssize_t)tc->first_event, tc->second_tid,
-		       (ssize_t)tc->second_event, tc->c.lazy ? " (lazy)" : "",
-		       (ssize_t)tc->reported_at);
-	}
-}
-
-/*
- * Consistency every conflict record must have whatever the trace: the
- * analysis that was asked for, is_write flags that fit the kind, and the
- * detecting thread (the reader for a lazy read-write conflict, the thread
- * making the later access otherwise).
- */
-static bool record_consistent(const struct trace_conflict *tc, uint32_t a)
-{
-	const struct valor_conflict *c = &tc->c;
-	bool first_w = c->kind != VALOR_CONFLICT_RW;
-	bool second_w = c->kind != VALOR_CONFLICT_WR;
-	uint64_t detector = c->lazy ? c->first.tid : c->second.tid;
-
-	return c->analysis == a && c->first.is_write == first_w &&
-	       c->second.is_write == second_w && c->detected_by == detector &&
-	       c->size > 0 && (!c->lazy || a == VALOR_ANALYSIS_VALOR);
-}
-
-/* Replay @ev with @p and require exactly the conflicts @want, any order. */
-static void check(struct __test_metadata *_metadata, const char *what,
-		  const struct valor_event *ev, size_t n,
-		  const struct valor_params *p, const struct want *want,
-		  size_t nwant)
-{
-	struct trace_result r;
-	bool used[16] = { false };
-	bool ok;
-	char title[160];
-
-	snprintf(title, sizeof(title), "%s, %s, %s", what,
-		 valor_analysis_name(p->analysis),
-		 p->regions == SFR ? "SFR" : "RFR");
-	ASSERT_EQ(0, trace_run(p, ev, n, &r))
-	{
-		TH_LOG("%s: event %zu rejected: %d", title, r.err_event, r.err);
-	}
-	ASSERT_GE(16, nwant);
-
-	ok = r.n == nwant;
-	for (size_t i = 0; ok && i < nwant; i++) {
-		size_t j;
-
-		for (j = 0; j < r.n; j++)
-			if (!used[j] && matches(&r.v[j], &want[i]))
-				break;
-		if (j == r.n)
-			ok = false;
-		else
-			used[j] = true;
-	}
-	for (size_t j = 0; j < r.n; j++)
-		if (!record_consistent(&r.v[j], p->analysis)) {
-			printf("# conflict %zu: inconsistent record\n", j);
-			ok = false;
-		}
-	if (!ok) {
-		print_result(&r, title);
-		print_wants(want, nwant);
-		/* A failed ASSERT aborts: flush what explains it first. */
-		fflush(stdout);
-	}
-	trace_result_free(&r);
-	ASSERT_TRUE(ok)
-	{
-		TH_LOG("%s: verdict differs (see above)", title);
-	}
-}
-
-#define PARAMS(a, m) \
-	(&(const struct valor_params){ .analysis = (a), .regions = (m) })
-#define WANT(...) ((const struct want[]){ __VA_ARGS__ })
-#define NWANT(...) (sizeof(WANT(__VA_ARGS__)) / sizeof(struct want))
-
-/* The trace's verdict for one analysis and region mode. */
-#define VERDICT(trace, analysis, regions, ...)              \
-	check(_metadata, #trace, trace, TRACE_LEN(trace),   \
-	      PARAMS(analysis, regions), WANT(__VA_ARGS__), \
-	      NWANT(__VA_ARGS__))
-#define NO_CONFLICT(trace, analysis, regions)             \
-	check(_metadata, #trace, trace, TRACE_LEN(trace), \
-	      PARAMS(analysis, regions), NULL, 0)
-
-/* The same verdict for every analysis in RFR mode. */
-#define VERDICT_ALL(trace, ...)                              \
-	do {                                                 \
-		VERDICT(trace, VALOR, RFR, __VA_ARGS__);     \
-		VERDICT(trace, FASTRCD, RFR, __VA_ARGS__);   \
-		VERDICT(trace, FASTTRACK, RFR, __VA_ARGS__); \
-	} while (0)
-
-/* No conflict for any analysis in either region mode. */
-#define NO_CONFLICT_ANYWHERE(trace)                 \
-	do {                                        \
-		NO_CONFLICT(trace, VALOR, RFR);     \
-		NO_CONFLICT(trace, FASTRCD, RFR);   \
-		NO_CONFLICT(trace, FASTTRACK, RFR); \
-		NO_CONFLICT(trace, VALOR, SFR);     \
-		NO_CONFLICT(trace, FASTRCD, SFR);   \
-		NO_CONFLICT(trace, FASTTRACK, SFR); \
-	} while (0)
 
 /* ---- DSM (Perkovic & Keleher), Figure 1 and its pitfalls ------------- */
 
@@ -555,24 +375,17 @@ TEST(lard_tid_reuse_distinct_logical_threads)
 		T_JOIN(1, 2), /* 11: joins B */
 	};
 	struct valor_params p = { .max_threads = 3 };
-	const struct want z_conflict = C(WR, Z, 8, 2, 7, 3, 8, EAGER, 8);
-	const struct want ft[] = {
-		C(WW, X, 8, 2, 2, 2, 6, EAGER, 6),
-		z_conflict,
-		C(WR, X2, 8, 2, 3, 3, 9, EAGER, 9),
-	};
+	const struct golden_want z_conflict = C(WR, Z, 8, 2, 7, 3, 8, EAGER, 8);
 	struct trace_result r;
 
 	p.analysis = VALOR;
-	check(_metadata, "tid_reuse", tid_reuse, TRACE_LEN(tid_reuse), &p,
-	      &z_conflict, 1);
+	VERDICT_WITH(tid_reuse, &p, z_conflict);
 	p.analysis = FASTRCD;
-	check(_metadata, "tid_reuse", tid_reuse, TRACE_LEN(tid_reuse), &p,
-	      &z_conflict, 1);
+	VERDICT_WITH(tid_reuse, &p, z_conflict);
 	p.analysis = FASTTRACK;
 	p.max_threads = 4;
-	check(_metadata, "tid_reuse", tid_reuse, TRACE_LEN(tid_reuse), &p, ft,
-	      3);
+	VERDICT_WITH(tid_reuse, &p, C(WW, X, 8, 2, 2, 2, 6, EAGER, 6),
+		     z_conflict, C(WR, X2, 8, 2, 3, 3, 9, EAGER, 9));
 
 	/* The logical ids behind the reports: A on x/x2, B on x/z. */
 	ASSERT_EQ(0, trace_run(&p, tid_reuse, TRACE_LEN(tid_reuse), &r));

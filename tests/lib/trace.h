@@ -26,8 +26,9 @@
 #define T_ACQ(t, l) T_EV(VALOR_EV_ACQUIRE, t, .addr = (l))
 #define T_REL(t, l) T_EV(VALOR_EV_RELEASE, t, .addr = (l))
 #define T_RD(t, a, n) T_EV(VALOR_EV_ACCESS, t, .addr = (a), .size = (n))
-#define T_WR(t, a, n) \
-	T_EV(VALOR_EV_ACCESS, t, .addr = (a), .size = (n), .flags = VALOR_EVF_WRITE)
+#define T_WR(t, a, n)                                      \
+	T_EV(VALOR_EV_ACCESS, t, .addr = (a), .size = (n), \
+	     .flags = VALOR_EVF_WRITE)
 #define T_FREE(t, a, n) T_EV(VALOR_EV_FREE, t, .addr = (a), .arg = (n))
 #define T_END(t) T_EV(VALOR_EV_REGION_END, t, .arg = 0)
 #define T_VALIDATE(t) T_EV(VALOR_EV_VALIDATE, t, .arg = 0)
@@ -40,11 +41,11 @@
 #define TRACE_NO_EVENT ((size_t)-2)
 
 struct trace_conflict {
-	struct valor_conflict c;  /* as reported (logical tids) */
-	size_t reported_at;       /* event index, or TRACE_AT_FINISH */
-	uint32_t first_tid;       /* trace thread ids of both sides */
+	struct valor_conflict c; /* as reported (logical tids) */
+	size_t reported_at; /* event index, or TRACE_AT_FINISH */
+	uint32_t first_tid; /* trace thread ids of both sides */
 	uint32_t second_tid;
-	size_t first_event;       /* event indexes of both sides (from sites) */
+	size_t first_event; /* event indexes of both sides (from sites) */
 	size_t second_event;
 };
 
@@ -52,8 +53,8 @@ struct trace_result {
 	struct trace_conflict *v;
 	size_t n;
 	size_t cap;
-	int err;            /* first negative replay return, 0 if none */
-	size_t err_event;   /* its event index */
+	int err; /* first negative replay return, 0 if none */
+	size_t err_event; /* its event index */
 };
 
 /*

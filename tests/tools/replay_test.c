@@ -87,6 +87,19 @@ static char *slurp_fd(int fd, size_t *len)
 	return buf;
 }
 
+/* The contents of @path, NUL-terminated; NULL if it cannot be opened. */
+static char *slurp_path(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = slurp_fd(fd, len);
+	close(fd);
+	return buf;
+}
+
 /*
  * Run valor with @argv (NULL-terminated, without argv[0]) and @input on
  * standard input.  Output is collected through memory files, so there is
@@ -146,6 +159,25 @@ static void run_free(struct run *r)
 #define VALOR_IN(r, text, ...)           \
 	run_valor(r, text, strlen(text), \
 		  (const char *const[]){ __VA_ARGS__, NULL })
+
+/* `valor replay -` with @len bytes of @data on standard input. */
+static void replay_stdin(struct run *r, const void *data, size_t len)
+{
+	run_valor(r, data, len, (const char *const[]){ "replay", "-", NULL });
+}
+
+/*
+ * Expect @out to contain the text printf makes of @fmt and the rest (a
+ * line number of an example, mostly), and show both if it does not.
+ */
+#define EXPECT_OUTPUT(out, fmt, ...)                              \
+	do {                                                      \
+		char want_[256];                                  \
+                                                                  \
+		snprintf(want_, sizeof(want_), fmt, __VA_ARGS__); \
+		EXPECT_NE(NULL, strstr(out, want_))               \
+		TH_LOG("want %s in\n%s", want_, out);             \
+	} while (0)
 
 static size_t count_substr(const char *hay, const char *needle)
 {
@@ -489,7 +521,6 @@ TEST(exitcode_option)
 TEST(read_log_option)
 {
 	const char *path;
-	char want[256];
 	struct run r;
 
 	find_paths();
@@ -497,19 +528,15 @@ TEST(read_log_option)
 	/* Default: T2 validates its read of counter when its critical
 	 * section ends. */
 	VALOR(&r, "replay", path);
-	snprintf(want, sizeof(want), "racy-counter.trace:%u: valor: read-write",
-		 nth_line_of(path, "T2 release m", 2));
-	EXPECT_NE(NULL, strstr(r.out, want))
-	TH_LOG("want %s in\n%s", want, r.out);
+	EXPECT_OUTPUT(r.out, "racy-counter.trace:%u: valor: read-write",
+		      nth_line_of(path, "T2 release m", 2));
 	run_free(&r);
 	/* A one-entry read log is full after that read: the next read
 	 * (of total) validates it first. */
 	VALOR(&r, "replay", "--read-log=1", path);
 	EXPECT_EQ(66, r.status);
-	snprintf(want, sizeof(want), "racy-counter.trace:%u: valor: read-write",
-		 nth_line_of(path, "T2 read total", 2));
-	EXPECT_NE(NULL, strstr(r.out, want))
-	TH_LOG("want %s in\n%s", want, r.out);
+	EXPECT_OUTPUT(r.out, "racy-counter.trace:%u: valor: read-write",
+		      nth_line_of(path, "T2 read total", 2));
 	run_free(&r);
 }
 
@@ -536,7 +563,6 @@ TEST(producer_consumer_is_clean)
 TEST(figure_1b)
 {
 	const char *path;
-	char want[256];
 	struct run r;
 
 	find_paths();
@@ -545,37 +571,29 @@ TEST(figure_1b)
 	VALOR(&r, "replay", path);
 	ASSERT_EQ(66, r.status) TH_LOG("%s%s", r.out, r.err);
 	EXPECT_NE(NULL, strstr(r.out, "valor: 1 conflict in 9 events"));
-	snprintf(
-		want, sizeof(want),
+	EXPECT_OUTPUT(
+		r.out,
 		"valor-fig1b.trace:%u: valor: read-write conflict on 8 bytes at x (0x10000), found lazily by T1's read validation",
 		line_of(path, "T1 release l"));
-	EXPECT_NE(NULL, strstr(r.out, want))
-	TH_LOG("want %s in\n%s", want, r.out);
-	snprintf(want, sizeof(want), "T1 read at line %u",
-		 line_of(path, "T1 read x"));
-	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("want %s", want);
-	snprintf(want, sizeof(want), "T2 write at line %u",
-		 line_of(path, "T2 write x"));
-	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("want %s", want);
+	EXPECT_OUTPUT(r.out, "T1 read at line %u", line_of(path, "T1 read x"));
+	EXPECT_OUTPUT(r.out, "T2 write at line %u",
+		      line_of(path, "T2 write x"));
 	run_free(&r);
 
 	/* FastRCD: the same conflict, eagerly at T2's write. */
 	VALOR(&r, "replay", "--analysis=fastrcd", path);
 	ASSERT_EQ(66, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "fastrcd: 1 conflict in 9 events"));
-	snprintf(
-		want, sizeof(want),
+	EXPECT_OUTPUT(
+		r.out,
 		"valor-fig1b.trace:%u: fastrcd: read-write conflict on 8 bytes at x (0x10000), found eagerly by T2",
 		line_of(path, "T2 write x"));
-	EXPECT_NE(NULL, strstr(r.out, want))
-	TH_LOG("want %s in\n%s", want, r.out);
 	run_free(&r);
 }
 
 TEST(figure_2b)
 {
 	const char *path;
-	char want[256];
 	struct run r;
 
 	find_paths();
@@ -585,19 +603,15 @@ TEST(figure_2b)
 	/* The version advanced by two: a read-write conflict, lazily, and
 	 * no write-write conflict (T2's region ended before T1 wrote). */
 	EXPECT_NE(NULL, strstr(r.out, "valor: 1 conflict in 10 events"));
-	snprintf(
-		want, sizeof(want),
+	EXPECT_OUTPUT(
+		r.out,
 		"valor-fig2b.trace:%u: valor: read-write conflict on 8 bytes at x (0x10000), found lazily by T1's read validation",
 		line_of(path, "T1 region-end"));
-	EXPECT_NE(NULL, strstr(r.out, want))
-	TH_LOG("want %s in\n%s", want, r.out);
 	EXPECT_EQ(NULL, strstr(r.out, "write-write"));
 	/* The write that broke T1's read is T2's, although T1 wrote last
 	 * and T0 wrote x before (the report must not name either). */
-	snprintf(want, sizeof(want), "later:   T2 write at line %u,",
-		 line_of(path, "T2 write x"));
-	EXPECT_NE(NULL, strstr(r.out, want))
-	TH_LOG("want %s in\n%s", want, r.out);
+	EXPECT_OUTPUT(r.out, "later:   T2 write at line %u,",
+		      line_of(path, "T2 write x"));
 	run_free(&r);
 
 	/* FastTrack: T1's write races with T2's too (nothing orders them). */
@@ -659,6 +673,28 @@ static void temp_path(char *buf, size_t len, const char *name)
 		 dir && *dir ? dir : "/tmp", (int)getpid(), name);
 }
 
+/*
+ * The example @name converted by `valor replay --convert` to a binary
+ * stream: its bytes, NUL-terminated; NULL if the file cannot be read.
+ * @tag names the temporary file, which is removed again.
+ */
+static char *example_stream(struct __test_metadata *_metadata, const char *name,
+			    const char *tag, size_t *len)
+{
+	char bin[PATH_MAX], opt[PATH_MAX + 16];
+	struct run r;
+	char *data;
+
+	temp_path(bin, sizeof(bin), tag);
+	snprintf(opt, sizeof(opt), "--convert=%s", bin);
+	VALOR(&r, "replay", opt, example(name));
+	ASSERT_EQ(0, r.status);
+	run_free(&r);
+	data = slurp_path(bin, len);
+	unlink(bin);
+	return data;
+}
+
 TEST(convert_round_trip)
 {
 	static const char *const source_keys[] = { "file", "line", "symbol",
@@ -712,40 +748,30 @@ TEST(convert_round_trip)
 
 TEST(binary_from_stdin)
 {
-	char bin[PATH_MAX], opt[PATH_MAX + 16];
 	struct run r;
 	size_t len;
 	char *data;
-	int fd;
 
 	find_paths();
-	temp_path(bin, sizeof(bin), "stdin.vtrace");
-	snprintf(opt, sizeof(opt), "--convert=%s", bin);
-	VALOR(&r, "replay", opt, example("valor-fig1b.trace"));
-	ASSERT_EQ(0, r.status);
-	run_free(&r);
-	fd = open(bin, O_RDONLY);
-	ASSERT_GE(fd, 0);
-	data = slurp_fd(fd, &len);
-	close(fd);
-	unlink(bin);
+	data = example_stream(_metadata, "valor-fig1b.trace", "stdin.vtrace",
+			      &len);
+	ASSERT_NE(NULL, data);
 
-	run_valor(&r, data, len, (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, data, len);
 	EXPECT_EQ(66, r.status) TH_LOG("%s", r.err);
 	EXPECT_NE(NULL, strstr(r.out, "<stdin>: event "));
 	EXPECT_NE(NULL, strstr(r.out, "valor: 1 conflict in 9 events"));
 	run_free(&r);
 
 	/* Truncated inside the last record: named, exit 1. */
-	run_valor(&r, data, len - 5,
-		  (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, data, len - 5);
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "<stdin>: error: truncated: event 9"))
 	TH_LOG("%s", r.err);
 	run_free(&r);
 
 	/* Truncated inside the header. */
-	run_valor(&r, data, 10, (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, data, 10);
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "truncated stream header"));
 	run_free(&r);
@@ -755,8 +781,7 @@ TEST(binary_from_stdin)
 		uint32_t swapped = __builtin_bswap32(VALOR_STREAM_MAGIC);
 
 		memcpy(data, &swapped, 4);
-		run_valor(&r, data, len,
-			  (const char *const[]){ "replay", "-", NULL });
+		replay_stdin(&r, data, len);
 		EXPECT_EQ(1, r.status);
 		EXPECT_NE(NULL, strstr(r.err, "byte order"));
 		run_free(&r);
@@ -781,8 +806,7 @@ TEST(binary_bad_records)
 	struct run r;
 
 	find_paths();
-	run_valor(&r, &s, sizeof(s),
-		  (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, &s, sizeof(s));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "event 2 (offset 64): unknown kind 99"))
 	TH_LOG("%s", r.err);
@@ -790,8 +814,7 @@ TEST(binary_bad_records)
 
 	/* A newer producer's kinds are skipped, as the uapi promises. */
 	s.h.version = VALOR_UAPI_VERSION + 1;
-	run_valor(&r, &s, sizeof(s),
-		  (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, &s, sizeof(s));
 	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
 	EXPECT_NE(NULL, strstr(r.out, "valor: 0 conflicts in 1 event\n"));
 	EXPECT_NE(NULL, strstr(r.err, "skipped 1 event"));
@@ -800,8 +823,7 @@ TEST(binary_bad_records)
 	/* Records too small for an event. */
 	s.h.version = 1;
 	s.h.record_size = 40;
-	run_valor(&r, &s, sizeof(s),
-		  (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, &s, sizeof(s));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "records are 40 bytes"));
 	run_free(&r);
@@ -810,23 +832,20 @@ TEST(binary_bad_records)
 	s.h.record_size = sizeof(struct valor_event);
 	s.ev[1] = s.ev[0];
 	s.ev[1].size = 0;
-	run_valor(&r, &s, sizeof(s),
-		  (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, &s, sizeof(s));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL,
 		  strstr(r.err, "event 2 (offset 64): access of 0 bytes"));
 	run_free(&r);
 	s.ev[1].size = 16;
 	s.ev[1].addr = UINT64_MAX - 7;
-	run_valor(&r, &s, sizeof(s),
-		  (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, &s, sizeof(s));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "past the end of the address space"));
 	run_free(&r);
 	/* Inside 64 bits but outside what the engine analyses. */
 	s.ev[1].addr = 1ULL << 60;
-	run_valor(&r, &s, sizeof(s),
-		  (const char *const[]){ "replay", "-", NULL });
+	replay_stdin(&r, &s, sizeof(s));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "<stdin>: error: event 2: cannot replay"))
 	TH_LOG("%s", r.err);
@@ -938,6 +957,18 @@ TEST(text_features)
 
 /* --- hostile input */
 
+/* @head, @n copies of @fill, then @tail into @buf, which must hold them. */
+static char *long_text(char *buf, const char *head, char fill, size_t n,
+		       const char *tail)
+{
+	size_t head_len = strlen(head);
+
+	memcpy(buf, head, head_len);
+	memset(buf + head_len, fill, n);
+	strcpy(buf + head_len + n, tail);
+	return buf;
+}
+
 TEST(long_lines)
 {
 	size_t n = 1 << 20;
@@ -947,26 +978,20 @@ TEST(long_lines)
 	find_paths();
 	ASSERT_NE(NULL, text);
 	/* A 1 MB comment is fine. */
-	text[0] = '#';
-	memset(text + 1, 'c', n);
-	strcpy(text + 1 + n, "\nT1 read x 4\n");
+	long_text(text, "#", 'c', n, "\nT1 read x 4\n");
 	VALOR_IN(&r, text, "replay", "-");
 	EXPECT_EQ(0, r.status) TH_LOG("%.300s", r.err);
 	run_free(&r);
 
 	/* A 1 MB name is a name. */
-	strcpy(text, "T1 write ");
-	memset(text + 9, 'n', n);
-	strcpy(text + 9 + n, " 4\nT2 read ");
+	long_text(text, "T1 write ", 'n', n, " 4\nT2 read ");
 	VALOR_IN(&r, text, "replay", "-");
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "<stdin>:2:"));
 	run_free(&r);
 
 	/* A 1 MB number: an error, with the echo cut short. */
-	strcpy(text, "T1 read x ");
-	memset(text + 10, '9', n);
-	strcpy(text + 10 + n, "\n");
+	long_text(text, "T1 read x ", '9', n, "\n");
 	VALOR_IN(&r, text, "replay", "-");
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "number too large"));
@@ -989,28 +1014,17 @@ TEST(fuzz_never_crashes)
 	static const char alphabet[] =
 		"T0123456789 \t\n#@=+-xlmabcdefwritejonq\xff";
 	const uint64_t seed = 0x76616c6f72ULL;
-	char bin[PATH_MAX], opt[PATH_MAX + 16];
 	size_t text_len, bin_len;
 	char *text, *binary;
 	uint64_t s = seed;
 	struct run r;
-	int fd;
 
 	find_paths();
-	fd = open(example("racy-counter.trace"), O_RDONLY);
-	ASSERT_GE(fd, 0);
-	text = slurp_fd(fd, &text_len);
-	close(fd);
-	temp_path(bin, sizeof(bin), "fuzz.vtrace");
-	snprintf(opt, sizeof(opt), "--convert=%s", bin);
-	VALOR(&r, "replay", opt, example("racy-counter.trace"));
-	ASSERT_EQ(0, r.status);
-	run_free(&r);
-	fd = open(bin, O_RDONLY);
-	ASSERT_GE(fd, 0);
-	binary = slurp_fd(fd, &bin_len);
-	close(fd);
-	unlink(bin);
+	text = slurp_path(example("racy-counter.trace"), &text_len);
+	ASSERT_NE(NULL, text);
+	binary = example_stream(_metadata, "racy-counter.trace", "fuzz.vtrace",
+				&bin_len);
+	ASSERT_NE(NULL, binary);
 
 	for (int i = 0; i < 300; i++) {
 		char *buf;

@@ -23,10 +23,10 @@
 
 #include <linux/types.h>
 
-#define VALOR_UAPI_VERSION	1
+#define VALOR_UAPI_VERSION 1
 
 /* "VLOR" in a little-endian dump. */
-#define VALOR_STREAM_MAGIC	0x524f4c56U
+#define VALOR_STREAM_MAGIC 0x524f4c56U
 
 /**
  * enum valor_event_kind - what happened
@@ -62,10 +62,10 @@ enum valor_event_kind {
 };
 
 /* valor_event.flags */
-#define VALOR_EVF_WRITE		(1U << 0) /* access is a write */
-#define VALOR_EVF_KERNEL	(1U << 1) /* access made by the kernel for the task */
-#define VALOR_EVF_ATOMIC	(1U << 2) /* sync event came from an atomic op */
-#define VALOR_EVF_KNOWN		(VALOR_EVF_WRITE | VALOR_EVF_KERNEL | VALOR_EVF_ATOMIC)
+#define VALOR_EVF_WRITE (1U << 0) /* access is a write */
+#define VALOR_EVF_KERNEL (1U << 1) /* access made by the kernel for the task */
+#define VALOR_EVF_ATOMIC (1U << 2) /* sync event came from an atomic op */
+#define VALOR_EVF_KNOWN (VALOR_EVF_WRITE | VALOR_EVF_KERNEL | VALOR_EVF_ATOMIC)
 
 /**
  * struct valor_event - one program event, 48 bytes
@@ -109,7 +109,7 @@ struct valor_stream_header {
 };
 
 /* /dev/valor ioctls are numbered in this block (added by the kmod work). */
-#define VALOR_IOC_MAGIC		0xB7
+#define VALOR_IOC_MAGIC 0xB7
 
 #ifdef __cplusplus
 #define VALOR_UAPI_ASSERT(c, m) static_assert(c, m)

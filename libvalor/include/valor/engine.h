@@ -136,12 +136,12 @@ struct valor_stats {
 	uint64_t conflicts;
 	uint64_t threads_created;
 	uint64_t regions;
-	uint64_t version_bumps;     /* Valor: region-first writes to a cell */
+	uint64_t version_bumps; /* Valor: region-first writes to a cell */
 	uint64_t read_log_overflows;
 	uint64_t write_log_overflows;
 	uint64_t validations;
-	uint64_t cells_refined;     /* cells split into per-byte metadata */
-	uint64_t shadow_bytes;      /* shadow memory mapped */
+	uint64_t cells_refined; /* cells split into per-byte metadata */
+	uint64_t shadow_bytes; /* shadow memory mapped */
 };
 
 struct valor_ctx;
