@@ -39,7 +39,7 @@ static size_t class_bytes(int k)
 void arena_init(struct arena *a)
 {
 	memset(a, 0, sizeof(*a));
-	pthread_mutex_init(&a->lock, NULL);
+	eng_lock_init(&a->lock);
 }
 
 void arena_fini(struct arena *a)
@@ -58,7 +58,6 @@ void arena_fini(struct arena *a)
 		a->large = l->next;
 		munmap(l, l->bytes);
 	}
-	pthread_mutex_destroy(&a->lock);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -88,13 +87,13 @@ static void *alloc_large(struct arena *a, size_t size)
 		return NULL;
 	l->bytes = bytes;
 	l->prev = NULL;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(&a->lock);
 	l->next = a->large;
 	if (a->large)
 		a->large->prev = l;
 	a->large = l;
 	a->bytes += bytes;
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(&a->lock);
 	return (char *)l + LARGE_HEADER;
 }
 
@@ -102,7 +101,7 @@ static void free_large(struct arena *a, void *p)
 {
 	struct arena_large *l = (void *)((char *)p - LARGE_HEADER);
 
-	pthread_mutex_lock(&a->lock);
+	eng_lock(&a->lock);
 	if (l->prev)
 		l->prev->next = l->next;
 	else
@@ -110,7 +109,7 @@ static void free_large(struct arena *a, void *p)
 	if (l->next)
 		l->next->prev = l->prev;
 	a->bytes -= l->bytes;
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(&a->lock);
 	munmap(l, l->bytes);
 }
 
@@ -123,21 +122,21 @@ void *arena_alloc(struct arena *a, size_t size)
 	if (k < 0)
 		return alloc_large(a, size);
 	n = class_bytes(k);
-	pthread_mutex_lock(&a->lock);
+	eng_lock(&a->lock);
 	if (a->free_list[k]) {
 		p = a->free_list[k];
 		a->free_list[k] = *(void **)p;
-		pthread_mutex_unlock(&a->lock);
+		eng_unlock(&a->lock);
 		memset(p, 0, n);
 		return p;
 	}
 	if ((size_t)(a->end - a->cur) < n && grow(a)) {
-		pthread_mutex_unlock(&a->lock);
+		eng_unlock(&a->lock);
 		return NULL;
 	}
 	p = a->cur;
 	a->cur += n;
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(&a->lock);
 	/* Fresh chunk memory is already zero. */
 	return p;
 }
@@ -152,8 +151,8 @@ void arena_free(struct arena *a, void *p, size_t size)
 		free_large(a, p);
 		return;
 	}
-	pthread_mutex_lock(&a->lock);
+	eng_lock(&a->lock);
 	*(void **)p = a->free_list[k];
 	a->free_list[k] = p;
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(&a->lock);
 }

@@ -10,7 +10,7 @@
 #ifndef VALOR_CORE_ARENA_H
 #define VALOR_CORE_ARENA_H
 
-#include <pthread.h>
+#include "sys.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,7 +21,7 @@ struct arena_chunk;
 struct arena_large;
 
 struct arena {
-	pthread_mutex_t lock;
+	struct eng_lock lock;
 	struct arena_chunk *chunks;
 	struct arena_large *large; /* blocks over the largest class */
 	char *cur, *end;

@@ -36,7 +36,7 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 	uint32_t cap;
 	int err;
 
-	ctx = calloc(1, sizeof(*ctx));
+	ctx = eng_calloc(1, sizeof(*ctx));
 	if (!ctx) {
 		errno = ENOMEM;
 		return NULL;
@@ -55,8 +55,8 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 
 	err = -ENOMEM;
 	ctx->nslots = ctx->p.max_threads + 1;
-	ctx->slots = calloc(ctx->nslots, sizeof(*ctx->slots));
-	ctx->free_slots = calloc(ctx->nslots, sizeof(*ctx->free_slots));
+	ctx->slots = eng_calloc(ctx->nslots, sizeof(*ctx->slots));
+	ctx->free_slots = eng_calloc(ctx->nslots, sizeof(*ctx->free_slots));
 	if (!ctx->slots || !ctx->free_slots)
 		goto err_slots;
 	ctx->next_unused = 1;
@@ -71,16 +71,16 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 	if (err)
 		goto err_sync;
 	arena_init(&ctx->arena);
-	pthread_mutex_init(&ctx->lock, NULL);
+	eng_lock_init(&ctx->lock);
 	return ctx;
 
 err_sync:
 	sync_table_free(ctx->sync);
 err_slots:
-	free(ctx->free_slots);
-	free(ctx->slots);
+	eng_free(ctx->free_slots);
+	eng_free(ctx->slots);
 err_free:
-	free(ctx);
+	eng_free(ctx);
 	errno = -err;
 	return NULL;
 }
@@ -97,14 +97,13 @@ void valor_ctx_free(struct valor_ctx *ctx)
 		valor_thread_forget(th);
 	}
 	for (uint32_t i = 0; i < ctx->nslots; i++)
-		free(ctx->slots[i].wlog);
+		eng_free(ctx->slots[i].wlog);
 	sync_table_free(ctx->sync);
 	arena_fini(&ctx->arena);
 	shadow_fini(&ctx->shadow);
-	pthread_mutex_destroy(&ctx->lock);
-	free(ctx->free_slots);
-	free(ctx->slots);
-	free(ctx);
+	eng_free(ctx->free_slots);
+	eng_free(ctx->slots);
+	eng_free(ctx);
 }
 
 static void add_stats(struct valor_stats *out, const struct thread_stats *s)
@@ -121,13 +120,13 @@ static void add_stats(struct valor_stats *out, const struct thread_stats *s)
 void valor_ctx_stats(struct valor_ctx *ctx, struct valor_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&ctx->lock);
+	eng_lock(&ctx->lock);
 	add_stats(out, &ctx->retired);
 	/* Live threads' counters are read racily: they are statistics. */
 	for (struct valor_thread *th = ctx->threads; th; th = th->next_all)
 		add_stats(out, &th->st);
 	out->threads_created = ctx->threads_created;
-	pthread_mutex_unlock(&ctx->lock);
+	eng_unlock(&ctx->lock);
 	out->shadow_bytes =
 		atomic_load(&ctx->shadow.mapped_bytes) + ctx->arena.bytes;
 }

@@ -13,7 +13,7 @@
 #ifndef VALOR_CORE_INTERNAL_H
 #define VALOR_CORE_INTERNAL_H
 
-#include <pthread.h>
+#include "sys.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -134,7 +134,7 @@ struct valor_ctx {
 	struct shadow shadow;
 	struct arena arena;
 
-	pthread_mutex_t lock;
+	struct eng_lock lock;
 	struct slot *slots; /* [0] unused: slot 0 means "none" */
 	uint32_t nslots; /* max_threads + 1 */
 	uint32_t *free_slots; /* stack of recyclable slots */

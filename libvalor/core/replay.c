@@ -34,7 +34,7 @@ static uint32_t hash_tid(uint32_t t)
 
 struct valor_replay *valor_replay_new(struct valor_ctx *ctx)
 {
-	struct valor_replay *r = calloc(1, sizeof(*r));
+	struct valor_replay *r = eng_calloc(1, sizeof(*r));
 
 	if (!r) {
 		errno = ENOMEM;
@@ -42,9 +42,9 @@ struct valor_replay *valor_replay_new(struct valor_ctx *ctx)
 	}
 	r->ctx = ctx;
 	r->cap = 64;
-	r->tab = calloc(r->cap, sizeof(*r->tab));
+	r->tab = eng_calloc(r->cap, sizeof(*r->tab));
 	if (!r->tab) {
-		free(r);
+		eng_free(r);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -58,9 +58,9 @@ void valor_replay_free(struct valor_replay *r)
 	for (uint32_t i = 0; i < r->cap; i++)
 		if (r->tab[i].used && r->tab[i].th)
 			valor_thread_forget(r->tab[i].th);
-	free(r->tab);
-	free(r->src_of);
-	free(r);
+	eng_free(r->tab);
+	eng_free(r->src_of);
+	eng_free(r);
 }
 
 static struct rp_thread *find(struct valor_replay *r, uint32_t src)
@@ -79,7 +79,7 @@ static int grow(struct valor_replay *r)
 	struct rp_thread *old = r->tab;
 	uint32_t oldcap = r->cap;
 
-	r->tab = calloc(2 * oldcap, sizeof(*r->tab));
+	r->tab = eng_calloc(2 * oldcap, sizeof(*r->tab));
 	if (!r->tab) {
 		r->tab = old;
 		return -ENOMEM;
@@ -94,7 +94,7 @@ static int grow(struct valor_replay *r)
 			j = (j + 1) & (r->cap - 1);
 		r->tab[j] = old[i];
 	}
-	free(old);
+	eng_free(old);
 	return 0;
 }
 
@@ -125,7 +125,7 @@ static int remember_src(struct valor_replay *r, struct valor_thread *th,
 
 		while (n <= id)
 			n *= 2;
-		v = realloc(r->src_of, n * sizeof(*v));
+		v = eng_realloc(r->src_of, n * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		memset(v + r->nsrc_of, 0xff, (n - r->nsrc_of) * sizeof(*v));

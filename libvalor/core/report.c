@@ -36,7 +36,7 @@ void conflict_push(struct valor_thread *th, struct conflict_queue *q,
 	}
 	if (q->n == q->cap) {
 		uint32_t cap = q->cap ? 2 * q->cap : 8;
-		struct valor_conflict *v = realloc(q->v, cap * sizeof(*v));
+		struct valor_conflict *v = eng_realloc(q->v, cap * sizeof(*v));
 
 		/*
 		 * Out of memory while reporting: the conflict is still
@@ -82,7 +82,7 @@ int conflict_deliver(struct valor_thread *th)
 
 void conflict_queue_free(struct conflict_queue *q)
 {
-	free(q->v);
+	eng_free(q->v);
 	q->v = NULL;
 	q->n = q->cap = 0;
 }

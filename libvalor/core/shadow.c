@@ -23,7 +23,7 @@ int shadow_init(struct shadow *s)
 	if (!s->top)
 		return -ENOMEM;
 	atomic_init(&s->mapped_bytes, TOP_BYTES);
-	pthread_mutex_init(&s->leaves_lock, NULL);
+	eng_lock_init(&s->leaves_lock);
 	s->leaves = NULL;
 	s->nleaves = s->leaves_cap = 0;
 	return 0;
@@ -35,9 +35,8 @@ void shadow_fini(struct shadow *s)
 		return;
 	for (size_t i = 0; i < s->nleaves; i++)
 		munmap(s->leaves[i], LEAF_BYTES);
-	free(s->leaves);
+	eng_free(s->leaves);
 	munmap(s->top, TOP_BYTES);
-	pthread_mutex_destroy(&s->leaves_lock);
 	s->top = NULL;
 }
 
@@ -45,10 +44,10 @@ static int remember_leaf(struct shadow *s, shadow_word *leaf)
 {
 	int ret = 0;
 
-	pthread_mutex_lock(&s->leaves_lock);
+	eng_lock(&s->leaves_lock);
 	if (s->nleaves == s->leaves_cap) {
 		size_t cap = s->leaves_cap ? 2 * s->leaves_cap : 16;
-		shadow_word **v = realloc(s->leaves, cap * sizeof(*v));
+		shadow_word **v = eng_realloc(s->leaves, cap * sizeof(*v));
 
 		if (!v) {
 			ret = -ENOMEM;
@@ -59,7 +58,7 @@ static int remember_leaf(struct shadow *s, shadow_word *leaf)
 	}
 	s->leaves[s->nleaves++] = leaf;
 out:
-	pthread_mutex_unlock(&s->leaves_lock);
+	eng_unlock(&s->leaves_lock);
 	return ret;
 }
 

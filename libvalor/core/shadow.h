@@ -14,7 +14,7 @@
 #ifndef VALOR_CORE_SHADOW_H
 #define VALOR_CORE_SHADOW_H
 
-#include <pthread.h>
+#include "sys.h"
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,7 +32,7 @@ struct shadow {
 	shadow_word *_Atomic *top;
 	_Atomic uint64_t mapped_bytes;
 	/* Installed leaves, for shadow_fini(); appended under @leaves_lock. */
-	pthread_mutex_t leaves_lock;
+	struct eng_lock leaves_lock;
 	shadow_word **leaves;
 	size_t nleaves, leaves_cap;
 };

@@ -19,7 +19,7 @@ struct sync_obj {
 };
 
 struct stripe {
-	pthread_mutex_t lock;
+	struct eng_lock lock;
 	struct sync_obj **buckets;
 	uint32_t nbuckets;
 	uint32_t count;
@@ -41,12 +41,12 @@ static uint64_t hash_addr(uintptr_t a)
 
 struct sync_table *sync_table_new(void)
 {
-	struct sync_table *t = calloc(1, sizeof(*t));
+	struct sync_table *t = eng_calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	for (int i = 0; i < STRIPES; i++)
-		pthread_mutex_init(&t->s[i].lock, NULL);
+		eng_lock_init(&t->s[i].lock);
 	return t;
 }
 
@@ -64,20 +64,19 @@ void sync_table_free(struct sync_table *t)
 				struct sync_obj *next = o->next;
 
 				vclock_free(&o->vc);
-				free(o);
+				eng_free(o);
 				o = next;
 			}
 		}
-		free(st->buckets);
-		pthread_mutex_destroy(&st->lock);
+		eng_free(st->buckets);
 	}
-	free(t);
+	eng_free(t);
 }
 
 static int grow(struct stripe *st)
 {
 	uint32_t n = st->nbuckets ? 2 * st->nbuckets : 16;
-	struct sync_obj **b = calloc(n, sizeof(*b));
+	struct sync_obj **b = eng_calloc(n, sizeof(*b));
 
 	if (!b)
 		return -ENOMEM;
@@ -93,7 +92,7 @@ static int grow(struct stripe *st)
 			o = next;
 		}
 	}
-	free(st->buckets);
+	eng_free(st->buckets);
 	st->buckets = b;
 	st->nbuckets = n;
 	return 0;
@@ -114,7 +113,7 @@ static struct sync_obj *lookup(struct stripe *st, uintptr_t addr, bool create)
 		return NULL;
 	if (st->count >= st->nbuckets && grow(st))
 		return NULL;
-	o = calloc(1, sizeof(*o));
+	o = eng_calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
 	o->addr = addr;
@@ -135,11 +134,11 @@ int sync_acquire(struct sync_table *t, uintptr_t obj, struct vclock *into)
 	struct sync_obj *o;
 	int ret = 0;
 
-	pthread_mutex_lock(&st->lock);
+	eng_lock(&st->lock);
 	o = lookup(st, obj, false);
 	if (o)
 		ret = vclock_join(into, &o->vc);
-	pthread_mutex_unlock(&st->lock);
+	eng_unlock(&st->lock);
 	return ret;
 }
 
@@ -149,10 +148,10 @@ int sync_release(struct sync_table *t, uintptr_t obj, const struct vclock *from)
 	struct sync_obj *o;
 	int ret = -ENOMEM;
 
-	pthread_mutex_lock(&st->lock);
+	eng_lock(&st->lock);
 	o = lookup(st, obj, true);
 	if (o)
 		ret = vclock_join(&o->vc, from);
-	pthread_mutex_unlock(&st->lock);
+	eng_unlock(&st->lock);
 	return ret;
 }

@@ -89,7 +89,7 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 	if (s->used)
 		return 0;
 	if (ctx->p.analysis == VALOR_ANALYSIS_VALOR) {
-		s->wlog = calloc(ctx->wlog_cap, sizeof(*s->wlog));
+		s->wlog = eng_calloc(ctx->wlog_cap, sizeof(*s->wlog));
 		if (!s->wlog)
 			return -ENOMEM;
 	}
@@ -109,14 +109,14 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	th = calloc(1, sizeof(*th));
+	th = eng_calloc(1, sizeof(*th));
 	if (!th) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	th->ctx = ctx;
 
-	pthread_mutex_lock(&ctx->lock);
+	eng_lock(&ctx->lock);
 	slot = slot_alloc(ctx, parent);
 	if (!slot) {
 		err = EAGAIN;
@@ -136,7 +136,7 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 	th->region_start = atomic_load(&ctx->slots[slot].wlog_head);
 	link_thread(ctx, th);
 	ctx->threads_created++;
-	pthread_mutex_unlock(&ctx->lock);
+	eng_unlock(&ctx->lock);
 
 	if (ctx->p.analysis == VALOR_ANALYSIS_VALOR) {
 		if (valor_o_thread_init(th))
@@ -159,22 +159,22 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 
 err_undo:
 	th->exited = true;
-	pthread_mutex_lock(&ctx->lock);
+	eng_lock(&ctx->lock);
 	ctx->slots[slot].live = false;
 	ctx->slots[slot].final_clock = th->clock;
 	atomic_store(&ctx->slots[slot].clock, th->clock + 1);
 	ctx->free_slots[ctx->nfree++] = slot;
 	unlink_thread(ctx, th);
-	pthread_mutex_unlock(&ctx->lock);
+	eng_unlock(&ctx->lock);
 	valor_o_thread_fini(th);
 	vclock_free(&th->vc);
-	free(th);
+	eng_free(th);
 	errno = ENOMEM;
 	return NULL;
 
 err_unlock:
-	pthread_mutex_unlock(&ctx->lock);
-	free(th);
+	eng_unlock(&ctx->lock);
+	eng_free(th);
 	errno = err;
 	return NULL;
 }
@@ -196,13 +196,13 @@ void valor_thread_exit(struct valor_thread *th)
 		thread_region_boundary(th);
 	conflict_deliver(th);
 
-	pthread_mutex_lock(&ctx->lock);
+	eng_lock(&ctx->lock);
 	th->exited = true;
 	s->final_clock = th->clock;
 	atomic_store_explicit(&s->clock, th->clock + 1, memory_order_release);
 	s->live = false;
 	ctx->free_slots[ctx->nfree++] = th->slot;
-	pthread_mutex_unlock(&ctx->lock);
+	eng_unlock(&ctx->lock);
 	valor_o_thread_fini(th);
 }
 
@@ -229,7 +229,7 @@ void valor_thread_forget(struct valor_thread *th)
 
 	if (!th->exited)
 		valor_thread_exit(th);
-	pthread_mutex_lock(&ctx->lock);
+	eng_lock(&ctx->lock);
 	unlink_thread(ctx, th);
 	r->conflicts += th->st.conflicts;
 	r->regions += th->st.regions;
@@ -238,11 +238,11 @@ void valor_thread_forget(struct valor_thread *th)
 	r->write_log_overflows += th->st.write_log_overflows;
 	r->validations += th->st.validations;
 	r->cells_refined += th->st.cells_refined;
-	pthread_mutex_unlock(&ctx->lock);
+	eng_unlock(&ctx->lock);
 	vclock_free(&th->vc);
 	conflict_queue_free(&th->lazy);
 	conflict_queue_free(&th->eager);
-	free(th);
+	eng_free(th);
 }
 
 void valor_acquire(struct valor_thread *th, uintptr_t sync)

@@ -815,14 +815,14 @@ uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr)
 
 int valor_o_thread_init(struct valor_thread *th)
 {
-	th->rlog =
-		malloc((size_t)th->ctx->p.read_log_entries * sizeof(*th->rlog));
+	th->rlog = eng_malloc((size_t)th->ctx->p.read_log_entries *
+			      sizeof(*th->rlog));
 	return th->rlog ? 0 : -ENOMEM;
 }
 
 void valor_o_thread_fini(struct valor_thread *th)
 {
-	free(th->rlog);
+	eng_free(th->rlog);
 	th->rlog = NULL;
 	th->rlog_n = 0;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Vector clock operations (see vclock.h). */
+#include "sys.h"
 #include "vclock.h"
 
 #include <errno.h>
@@ -17,7 +18,7 @@ int vclock_reserve(struct vclock *v, uint32_t n)
 	cap = n < 8 ? 8 : n;
 	if (cap & (cap - 1))
 		cap = 1U << (32 - __builtin_clz(cap));
-	c = realloc(v->c, (size_t)cap * sizeof(*c));
+	c = eng_realloc(v->c, (size_t)cap * sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	memset(c + v->n, 0, (size_t)(cap - v->n) * sizeof(*c));
@@ -60,7 +61,7 @@ int vclock_set(struct vclock *v, uint32_t slot, uint64_t clock)
 
 void vclock_free(struct vclock *v)
 {
-	free(v->c);
+	eng_free(v->c);
 	v->c = NULL;
 	v->n = 0;
 }

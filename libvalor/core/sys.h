@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The engine's own memory and locks.  In a program analysed by the
+ * in-process runtime, malloc and the pthread functions are the runtime's
+ * interceptors: the engine must reach neither, or its metadata would be
+ * analysed as program memory and its locks taken as program
+ * synchronization (LARD's R1 and R2), and it would re-enter itself.  So it
+ * allocates with glibc's own entry points and locks with a futex of its
+ * own.
+ */
+#ifndef VALOR_CORE_SYS_H
+#define VALOR_CORE_SYS_H
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* glibc's allocator itself, below any interposed malloc. */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void __libc_free(void *p);
+
+static inline void *eng_malloc(size_t size)
+{
+	return __libc_malloc(size);
+}
+
+static inline void *eng_calloc(size_t n, size_t size)
+{
+	return __libc_calloc(n, size);
+}
+
+static inline void *eng_realloc(void *p, size_t size)
+{
+	return __libc_realloc(p, size);
+}
+
+static inline void eng_free(void *p)
+{
+	__libc_free(p);
+}
+
+/*
+ * A mutex on a futex: 0 free, 1 locked, 2 locked with waiters.  Only
+ * slow paths take it (thread creation, metadata allocation, FastTrack's
+ * sync-object clocks).
+ */
+struct eng_lock {
+	atomic_int v;
+};
+
+static inline void eng_lock_init(struct eng_lock *l)
+{
+	atomic_init(&l->v, 0);
+}
+
+static inline void eng_lock(struct eng_lock *l)
+{
+	int c = 0;
+
+	if (atomic_compare_exchange_strong(&l->v, &c, 1))
+		return;
+	if (c != 2)
+		c = atomic_exchange(&l->v, 2);
+	while (c != 0) {
+		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+		c = atomic_exchange(&l->v, 2);
+	}
+}
+
+static inline void eng_unlock(struct eng_lock *l)
+{
+	if (atomic_fetch_sub(&l->v, 1) != 1) {
+		atomic_store(&l->v, 0);
+		syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+}
+
+#endif /* VALOR_CORE_SYS_H */
