@@ -39,6 +39,16 @@ int valor_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	return conflict_deliver(th);
 }
 
+void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size)
+{
+	if (unlikely(th->exited || !size || !shadow_addr_ok(addr, size)))
+		return;
+	if (th->ctx->p.analysis == VALOR_ANALYSIS_VALOR)
+		valor_o_forget(th, addr, size);
+	else
+		hb_forget(th, addr, size);
+}
+
 int valor_region_end(struct valor_thread *th)
 {
 	if (th->exited)

@@ -296,6 +296,32 @@ static void hb_free_range(struct valor_thread *th, struct hb_op *op,
 	}
 }
 
+/* Reused memory: existing records are emptied, without a check. */
+void hb_forget(struct valor_thread *th, uintptr_t addr, size_t size)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct shadow *sh = &ctx->shadow;
+	uint64_t first = addr >> CELL_SHIFT;
+	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
+
+	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
+	     cell = shadow_next_present(sh, cell + 1, end)) {
+		struct hb_cell *c =
+			(struct hb_cell *)(uintptr_t)shadow_load(sh, cell);
+
+		if (!c)
+			continue;
+		cell_lock(c);
+		if (c->split)
+			for (unsigned b = 0; b < CELL_SIZE; b++)
+				hb_byte_clear_reads(&ctx->arena, &c->bytes[b]);
+		hb_byte_clear_reads(&ctx->arena, &c->whole);
+		memset(&c->whole, 0, sizeof(c->whole));
+		c->split = false;
+		cell_unlock(c);
+	}
+}
+
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	      bool is_write, bool is_free, uint64_t site)
 {

@@ -805,6 +805,43 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	return 0;
 }
 
+/*
+ * Reused memory: every cell with history becomes uniform, one version
+ * past its bytes, last written by us, with no owner.  Versions keep
+ * growing, so another thread's pending read of it still sees a change.
+ */
+void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size)
+{
+	struct shadow *sh = &th->ctx->shadow;
+	uint64_t first = addr >> CELL_SHIFT;
+	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
+
+	rlog_forget(th, addr, size);
+	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
+	     cell = shadow_next_present(sh, cell + 1, end)) {
+		shadow_word *p = shadow_peek(sh, cell);
+		uint64_t w = atomic_load_explicit(p, memory_order_acquire);
+		uint64_t top;
+
+		do {
+			if (!w)
+				break;
+			top = 0;
+			for (unsigned b = 0; b < CELL_SIZE; b++) {
+				uint64_t v = vw_byte(byte_word(w, b), b).ver;
+
+				if (b == 0 ||
+				    ver_distance(v, top) < VW_VER_MASK / 2)
+					top = v;
+			}
+		} while (!atomic_compare_exchange_weak(
+			p, &w, vw_make(top + 1, th->slot, false, 0, 0)));
+		if (w && vw_refined(w))
+			arena_free(&th->ctx->arena, vw_block(w),
+				   8 * sizeof(shadow_word));
+	}
+}
+
 uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr)
 {
 	uint64_t w = shadow_load(&ctx->shadow, addr >> CELL_SHIFT);

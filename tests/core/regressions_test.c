@@ -182,4 +182,40 @@ TEST(refinement_past_the_gap_keeps_every_byte)
 	valor_ctx_free(ctx);
 }
 
+/*
+ * A finished thread's stack is reused by the next thread: forgetting it
+ * clears its history without a report, for every analysis, and leaves
+ * memory that had no history alone.
+ */
+TEST(forget_clears_history_without_a_check)
+{
+	for (int a = VALOR_ANALYSIS_VALOR; a <= VALOR_ANALYSIS_FASTTRACK; a++) {
+		struct valor_params p = {
+			.analysis = a,
+			.on_conflict = count,
+			.arg = NULL,
+		};
+		struct counter k = { 0 };
+		struct valor_thread *t1, *t2;
+		struct valor_ctx *ctx;
+
+		p.arg = &k;
+		ctx = valor_ctx_new(&p);
+		ASSERT_NE(NULL, ctx);
+		t1 = valor_thread_create(ctx, NULL);
+		t2 = valor_thread_create(ctx, NULL);
+		valor_access(t1, X, 8, true, 1); /* t1's region owns X */
+		valor_forget(t1, X - 64, 4096);
+		/* A new user of the memory starts fresh: no conflict. */
+		EXPECT_EQ(0, valor_access(t2, X, 8, true, 2));
+		EXPECT_EQ(0, k.n);
+		if (a == VALOR_ANALYSIS_VALOR) {
+			/* Versions only grow; untouched cells stay untouched. */
+			EXPECT_EQ(3, valor_shadow_version(ctx, X));
+			EXPECT_EQ(0, valor_shadow_version(ctx, X + 64));
+		}
+		valor_ctx_free(ctx);
+	}
+}
+
 TEST_HARNESS_MAIN

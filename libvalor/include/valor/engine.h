@@ -238,6 +238,18 @@ int valor_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	       uint64_t site);
 
 /**
+ * valor_forget() - the @size bytes at @addr are reused without a free
+ *
+ * For memory the runtime knows is recycled behind the program's back (a
+ * finished thread's stack and TLS, which glibc hands to the next thread):
+ * its history is cleared without a check, so the next user starts fresh.
+ * Memory with no history is not touched, so forgetting a mostly unused
+ * 8 MiB stack costs little.  @th's own pending reads of the range are
+ * dropped.
+ */
+void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size);
+
+/**
  * valor_region_end() - an explicit region boundary for @th
  *
  * Validates the region's reads and starts a new region; no
