@@ -46,6 +46,28 @@ LIB_SO_REAL := $(BUILD)/lib/$(LIB_SONAME)
 LIB_SO := $(BUILD)/lib/libvalor.so
 LIB_MAP := libvalor/libvalor.map
 
+# The in-process runtime: the engine and libvalor/runtime/ in one archive
+# that `valor cc` links into every program (--whole-archive), compiled
+# position-independent and never instrumented (own object directory).
+# RT_SRCS is a wildcard so the archive builds from whatever parts exist.
+RT_SRCS := $(sort $(wildcard libvalor/core/*.c libvalor/runtime/*.c))
+RT_OBJS := $(RT_SRCS:%.c=$(BUILD)/obj-rt/%.o)
+RT_RUNTIME_OBJS := $(filter $(BUILD)/obj-rt/libvalor/runtime/%,$(RT_OBJS))
+RT_OPTIONS_DEF := libvalor/runtime/options.def
+RT_A := $(BUILD)/lib/libvalor-rt.a
+# Symbols the program exports so shared libraries (libstdc++, ...) reach
+# the runtime's interceptors and entry points: see the rule below.
+RT_DYNLIST := $(BUILD)/lib/libvalor-rt.dynlist
+# For a gcc command that compiles and links at once: -fsanitize=thread
+# for cc1 only, so that the driver does not link libtsan.  (A specs file
+# has no comment syntax; this is its documentation.)
+RT_GCC_SPECS := $(BUILD)/lib/valor-gcc.specs
+RT_FILES := $(if $(RT_SRCS),$(RT_A) $(RT_DYNLIST) $(RT_GCC_SPECS))
+# Last on the command line: whatever CFLAGS says, the runtime is
+# optimized, has frame pointers for its own stacks and is not sanitized.
+RT_CFLAGS := -fPIC -O2 -g -fno-omit-frame-pointer -fno-sanitize=all
+RT_CPPFLAGS := -Ilibvalor/runtime -Ilibvalor/core
+
 VALOR_SRCS := $(sort $(wildcard tools/valor/*.c))
 VALOR_OBJS := $(VALOR_SRCS:%.c=$(BUILD)/obj/%.o)
 VALOR_BIN := $(if $(VALOR_SRCS),$(BUILD)/bin/valor)
@@ -62,21 +84,24 @@ FORMAT_FILES = $(patsubst ./%,%,$(shell find . -path ./build -prune \
 		 -o -path ./.git -prune -o -type f \( -name '*.c' -o -name '*.h' \) \
 		 -print | sort))
 
-EXAMPLE_TRACE := tools/examples/racy-counter.trace
+EXAMPLE_PROGRAM := tools/examples/bank.c
 # valor's documented exit status for "conflicts found".
 VALOR_EXIT_CONFLICTS := 66
 
 # ---- targets ------------------------------------------------------------
 
-.PHONY: all lib tests check check-long example deps format format-check \
-	clean help
+.PHONY: all lib runtime tests check check-long example deps format \
+	format-check clean help
 .DEFAULT_GOAL := all
 
-all: lib $(VALOR_BIN)
+all: lib runtime $(VALOR_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
 
-tests: $(TEST_BINS)
+runtime: $(RT_FILES)
+
+# Tests build programs with build/bin/valor cc, which needs the runtime.
+tests: $(TEST_BINS) $(RT_FILES) $(VALOR_BIN)
 
 check: all tests
 	$(Q)bash tools/run-tests.sh $(TEST_BINS)
@@ -87,19 +112,20 @@ check-long: export VALOR_DIFF_TRACES := 1000000
 check-long: export VALOR_TEST_TIMEOUT := 10800
 check-long: check
 
+# The bundled example: a real racy program, built with `valor cc` and run
+# under `valor run`; it must report its conflict (exit status 66).
 example: all
-	$(Q)if [ ! -x "$(BUILD)/bin/valor" ]; then \
-		echo "example: $(BUILD)/bin/valor was not built (no tools/valor/*.c)" >&2; \
-		exit 1; \
-	fi
-	$(Q)echo "./$(BUILD)/bin/valor replay --analysis=all $(EXAMPLE_TRACE)"
-	$(Q)./$(BUILD)/bin/valor replay --analysis=all $(EXAMPLE_TRACE); \
+	$(Q)mkdir -p $(BUILD)/examples
+	$(Q)echo "./$(BUILD)/bin/valor cc -O1 -o $(BUILD)/examples/bank $(EXAMPLE_PROGRAM)"
+	$(Q)./$(BUILD)/bin/valor cc -O1 -o $(BUILD)/examples/bank $(EXAMPLE_PROGRAM)
+	$(Q)echo "./$(BUILD)/bin/valor run -- ./$(BUILD)/examples/bank"
+	$(Q)./$(BUILD)/bin/valor run -- ./$(BUILD)/examples/bank; \
 	rc=$$?; \
 	if [ $$rc -eq $(VALOR_EXIT_CONFLICTS) ]; then \
 		echo "example: valor exited $$rc: conflicts found, as this racy example should"; \
-	elif [ $$rc -ne 0 ]; then \
-		echo "example: valor failed with exit status $$rc" >&2; \
-		exit $$rc; \
+	else \
+		echo "example: expected the conflict report and exit status $(VALOR_EXIT_CONFLICTS), got $$rc" >&2; \
+		exit 1; \
 	fi
 
 deps: $(DEPS_STAMP)
@@ -127,6 +153,15 @@ $(BUILD)/obj-pic/%.o: %.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
+$(BUILD)/obj-rt/%.o: %.c | $(DEPS_STAMP)
+	$(quiet) CC-RT $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(RT_CPPFLAGS) $(RT_CFLAGS) -c -o $@ $<
+
+# Every runtime file sees the option table through rt.h; so does
+# `valor run --help` (tools/valor/cmd_run.c).
+$(RT_RUNTIME_OBJS) $(BUILD)/obj/tools/valor/cmd_run.o: $(RT_OPTIONS_DEF)
+
 # Test code and its helpers see the harness and tests/lib.
 $(TEST_OBJS) $(TESTLIB_OBJS): ALL_CFLAGS += $(TEST_CPPFLAGS)
 $(TEST_OBJS) $(TESTLIB_OBJS): $(KSELFTEST_HDR)
@@ -136,6 +171,51 @@ $(LIB_A): $(LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
+
+$(RT_A): $(RT_OBJS)
+	$(quiet) AR $@
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+# A linker dynamic list of every function the runtime defines for the
+# program: global, default visibility, not an rt_* internal -- the
+# __tsan_* entry points, the <valor/valor.h> API and the intercepted libc
+# functions (a versioned definition, name@VERSION, is listed by name).
+# __tsan_init is always listed: ld refuses an empty list, and a listed
+# symbol the program does not define is ignored.  Written to a temporary
+# file first so that a failed run leaves no half list behind.
+$(RT_DYNLIST): $(RT_RUNTIME_OBJS) Makefile
+	$(quiet) GEN $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(if $(RT_RUNTIME_OBJS),readelf --syms --wide $(RT_RUNTIME_OBJS),:) \
+		>$@.syms
+	$(Q){ \
+		echo '/* Generated by the Makefile from $(BUILD)/obj-rt/libvalor/runtime/: do not edit. */'; \
+		echo '{'; \
+		{ \
+			echo __tsan_init; \
+			awk '($$4 == "FUNC" || $$4 == "IFUNC") && \
+			     ($$5 == "GLOBAL" || $$5 == "WEAK") && \
+			     $$6 == "DEFAULT" && $$7 != "UND" && \
+			     $$8 !~ /^rt_/ { sub(/@.*/, "", $$8); print $$8 }' \
+			     $@.syms; \
+		} | LC_ALL=C sort -u | sed 's/.*/\t&;/'; \
+		echo '};'; \
+	} >$@.tmp
+	$(Q)rm -f $@.syms
+	$(Q)mv $@.tmp $@
+
+$(RT_GCC_SPECS): Makefile
+	$(quiet) GEN $@
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '%s\n' \
+		'%rename cc1_options valor_cc1_options' \
+		'' \
+		'*cc1_options:' \
+		'%(valor_cc1_options) -fsanitize=thread' \
+		'' >$@.tmp
+	$(Q)mv $@.tmp $@
 
 $(LIB_SO_REAL): $(LIB_PIC_OBJS) $(LIB_MAP)
 	$(quiet) LD $@
@@ -151,7 +231,7 @@ $(BUILD)/bin/valor: $(VALOR_OBJS) $(LIB_A)
 	$(quiet) LD $@
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(VALOR_OBJS) \
-		$(LIB_A) -lpthread -lm
+		$(LIB_A) -lelf -lpthread -lm
 
 $(TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIB_A)
 	$(quiet) LD $@
@@ -181,10 +261,11 @@ clean:
 
 help:
 	@echo 'Targets:'
-	@echo '  all (default)  build/lib/libvalor.a, build/lib/libvalor.so, build/bin/valor'
+	@echo '  all (default)  build/lib/libvalor.a, build/lib/libvalor.so, the runtime, build/bin/valor'
+	@echo '  runtime        build/lib/libvalor-rt.a, its .dynlist and valor-gcc.specs (for valor cc)'
 	@echo '  check          build everything and run every test (tools/run-tests.sh)'
 	@echo '  check-long     check with a longer differential run (VALOR_DIFF_TRACES=1000000)'
-	@echo '  example        replay $(EXAMPLE_TRACE) with every analysis'
+	@echo '  example        build $(EXAMPLE_PROGRAM) with valor cc and run it under valor run'
 	@echo '  tests          build the test binaries under build/tests/ only'
 	@echo '  deps           install the Debian packages (tools/install-deps.sh; automatic)'
 	@echo '  format         clang-format our .c and .h files in place'
@@ -194,5 +275,6 @@ help:
 	@echo '  VALOR_TEST_TIMEOUT (seconds per test binary, default 600)'
 	@echo 'The kernel module (valor.ko) is described by Kbuild; its source arrives later.'
 
--include $(LIB_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(VALOR_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(RT_OBJS:.o=.d) \
+	 $(VALOR_OBJS:.o=.d) \
 	 $(TESTLIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d)

@@ -20,6 +20,11 @@ PACKAGES=(
 	clang-format	# make format, make format-check
 	pkg-config
 	xz-utils	# to unpack the linux-source tarball
+	libdw-dev	# the runtime symbolizes report stacks with libdw
+	libelf-dev	# libdw's ELF layer; valor run inspects programs with it
+	g++		# valor c++ and the C++ test programs
+	clang		# valor cc --compiler=clang; the corpus is built with both
+	clang-14	# the clang the tests name (Debian 12's default clang)
 )
 
 is_installed()

@@ -116,6 +116,7 @@ struct valor_thread {
 	struct rlog_entry *rlog;
 	uint32_t rlog_n;
 	uint64_t region_start; /* first write-log index of this region */
+	bool ordered; /* ordering-rule validation done this region */
 
 	/* FastTrack: this thread's vector clock (own entry == clock). */
 	struct vclock vc;

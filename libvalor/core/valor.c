@@ -460,6 +460,21 @@ static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 	rlog_append(th, cell, w, m, site);
 }
 
+/*
+ * Ordering rule: a read-write conflict that validation would find
+ * happened before this eager one, so report it first.  Once per region:
+ * the first eager conflict is the one a fail-stop program stops at, and
+ * validating the whole log at every later one would make a racy loop
+ * quadratic (what the region still owes is reported at its end).
+ */
+static void validate_before_eager(struct valor_thread *th)
+{
+	if (th->ordered)
+		return;
+	th->ordered = true;
+	valor_o_validate(th, false);
+}
+
 int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		   bool is_write, uint64_t site)
 {
@@ -476,12 +491,8 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 			read_cell(th, cell, m, site, &eager);
 		}
 	}
-	/*
-	 * Ordering rule: a read-write conflict that validation would find
-	 * happened before this eager one, so report it first.
-	 */
 	if (eager)
-		valor_o_validate(th, false);
+		validate_before_eager(th);
 	return conflict_deliver(th);
 }
 
@@ -600,6 +611,7 @@ void valor_o_region_end(struct valor_thread *th)
 {
 	valor_o_validate(th, true);
 	release_write_set(th);
+	th->ordered = false;
 }
 
 static struct wlog_entry *wlog_next(struct valor_thread *th);
@@ -801,14 +813,15 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	/* So that a read-write report can name the free as the write. */
 	wlog_append_free(th, addr, addr + size, site);
 	if (eager)
-		valor_o_validate(th, false);
+		validate_before_eager(th);
 	return 0;
 }
 
 /*
- * Reused memory: every cell with history becomes uniform, one version
- * past its bytes, last written by us, with no owner.  Versions keep
- * growing, so another thread's pending read of it still sees a change.
+ * Reused memory (a finished thread's stack): our own pending reads of it
+ * are checked and dropped, and our ownership of it ends.  Versions are
+ * left alone: bumping them would make another thread's pending read of
+ * the memory look written, and the next user's writes bump them anyway.
  */
 void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 {
@@ -821,24 +834,22 @@ void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 	     cell = shadow_next_present(sh, cell + 1, end)) {
 		shadow_word *p = shadow_peek(sh, cell);
 		uint64_t w = atomic_load_explicit(p, memory_order_acquire);
-		uint64_t top;
 
-		do {
-			if (!w)
-				break;
-			top = 0;
-			for (unsigned b = 0; b < CELL_SIZE; b++) {
-				uint64_t v = vw_byte(byte_word(w, b), b).ver;
+		while (!vw_refined(w) && (w & VW_ACTIVE) &&
+		       vw_slot(w) == th->slot &&
+		       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
+			;
+		if (!vw_refined(w))
+			continue;
+		for (unsigned b = 0; b < CELL_SIZE; b++) {
+			shadow_word *bp = &vw_block(w)[b];
+			uint64_t bw = atomic_load(bp);
 
-				if (b == 0 ||
-				    ver_distance(v, top) < VW_VER_MASK / 2)
-					top = v;
-			}
-		} while (!atomic_compare_exchange_weak(
-			p, &w, vw_make(top + 1, th->slot, false, 0, 0)));
-		if (w && vw_refined(w))
-			arena_free(&th->ctx->arena, vw_block(w),
-				   8 * sizeof(shadow_word));
+			while ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot &&
+			       !atomic_compare_exchange_weak(bp, &bw,
+							     bw & ~VW_ACTIVE))
+				;
+		}
 	}
 }
 

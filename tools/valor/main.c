@@ -10,8 +10,13 @@
 
 #include "valor.h"
 
+/* The toolchain front end and the runtime (cmd_cc.c, cmd_run.c). */
+extern const struct valor_command valor_cmd_cc, valor_cmd_cxx, valor_cmd_run,
+	valor_cmd_options;
+
 static const struct valor_command *const commands[] = {
-	&valor_cmd_replay,
+	&valor_cmd_cc, &valor_cmd_cxx, &valor_cmd_run, &valor_cmd_options,
+	&valor_cmd_replay
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -33,6 +38,8 @@ static void print_usage(FILE *out)
 		"\n"
 		"Valor for Linux finds data races in C and C++ programs as region\n"
 		"conflicts (Valor, FastRCD) or happens-before races (FastTrack).\n"
+		"Build a program with 'valor cc' (or 'valor c++'), then run it\n"
+		"with 'valor run -- PROG'.\n"
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < NR_COMMANDS; i++)

@@ -242,10 +242,12 @@ int valor_free(struct valor_thread *th, uintptr_t addr, size_t size,
  *
  * For memory the runtime knows is recycled behind the program's back (a
  * finished thread's stack and TLS, which glibc hands to the next thread):
- * its history is cleared without a check, so the next user starts fresh.
- * Memory with no history is not touched, so forgetting a mostly unused
- * 8 MiB stack costs little.  @th's own pending reads of the range are
- * dropped.
+ * its history ends without a check, so the next user starts fresh.  @th's
+ * own pending reads of the range are checked and dropped and its
+ * ownership of the range ends; FastRCD and FastTrack forget every access
+ * to it.  Valor keeps versions growing instead of resetting them, so that
+ * another thread's pending read stays exact.  Memory with no history is
+ * not touched, so forgetting a mostly unused 8 MiB stack costs little.
  */
 void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size);
 

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Symbolization with libdw, in process, without spawning anything.
+ *
+ * The modules are the process's mappings (dwfl_linux_proc_report), read
+ * at the first report and again, at most once per report, when an
+ * address falls in no known module (a library opened since).  Results
+ * are cached per pc; strings live in an mmap'd arena that is never
+ * freed, so frames handed out stay valid.
+ *
+ * libdw 0.188 finds a pc's compilation unit through .debug_aranges only,
+ * which clang 14 does not emit: when that lookup fails (or answers with
+ * a unit that does not contain the pc) we scan the module's units for
+ * one whose ranges contain it.
+ *
+ * Locks: sym_lock around everything here (libdw is not thread-safe);
+ * nothing else is taken inside it.  Callers are busy, so libdw's malloc
+ * calls go straight to glibc.
+ */
+#include "symbolize.h"
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len,
+			     int *status);
+
+static atomic_int sym_lock;
+static Dwfl *dwfl;
+static int dwfl_state; /* 0: not started, 1: ready, -1: unusable */
+static bool may_rereport;
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* ---- the arena: frames and strings, never freed ---- */
+
+#define ARENA_CHUNK (256UL << 10)
+
+static char *arena_cur;
+static size_t arena_left;
+
+static void *arena_alloc(size_t n, size_t align)
+{
+	size_t pad = (align - ((uintptr_t)arena_cur & (align - 1))) &
+		     (align - 1);
+	void *p;
+
+	if (!arena_cur || pad + n > arena_left) {
+		size_t size = n > ARENA_CHUNK ? (n + 4095) & ~(size_t)4095 :
+						ARENA_CHUNK;
+
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		arena_cur = p;
+		arena_left = size;
+		pad = 0;
+	}
+	p = arena_cur + pad;
+	arena_cur += pad + n;
+	arena_left -= pad + n;
+	return p;
+}
+
+static const char *arena_strndup(const char *s, size_t n)
+{
+	char *d = arena_alloc(n + 1, 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}
+
+/* File and module names repeat in every frame: keep one copy of each. */
+#define INTERN_SLOTS 4096
+static const char *intern_tab[INTERN_SLOTS];
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static const char *intern(const char *s)
+{
+	uint64_t h;
+
+	if (!s)
+		return NULL;
+	h = str_hash(s);
+	for (unsigned i = 0; i < 32; i++) {
+		const char **slot = &intern_tab[(h + i) & (INTERN_SLOTS - 1)];
+
+		if (!*slot) {
+			*slot = arena_strndup(s, strlen(s));
+			return *slot;
+		}
+		if (!strcmp(*slot, s))
+			return *slot;
+	}
+	return arena_strndup(s, strlen(s));
+}
+
+/* ---- the per-pc cache ---- */
+
+#define PC_CACHE_SLOTS 8192
+
+struct pc_entry {
+	uintptr_t pc;
+	const struct rt_frame *frame;
+	unsigned n;
+};
+
+static struct pc_entry pc_cache[PC_CACHE_SLOTS];
+
+static struct pc_entry *pc_slot(uintptr_t pc, bool *found)
+{
+	uint64_t h = (pc * 0x9E3779B97F4A7C15ULL) >> 40;
+
+	for (unsigned i = 0; i < 32; i++) {
+		struct pc_entry *e = &pc_cache[(h + i) & (PC_CACHE_SLOTS - 1)];
+
+		if (e->frame && e->pc == pc) {
+			*found = true;
+			return e;
+		}
+		if (!e->frame) {
+			*found = false;
+			return e;
+		}
+	}
+	*found = false;
+	return NULL; /* full around here: symbolize without caching */
+}
+
+/* ---- libdw ---- */
+
+static void report_modules(void)
+{
+	dwfl_report_begin(dwfl);
+	dwfl_linux_proc_report(dwfl, getpid());
+	dwfl_report_end(dwfl, NULL, NULL);
+}
+
+static bool dwfl_ready(void)
+{
+	if (dwfl_state == 0) {
+		dwfl = dwfl_begin(&callbacks);
+		dwfl_state = dwfl ? 1 : -1;
+		if (dwfl)
+			report_modules();
+		may_rereport = false;
+	}
+	return dwfl_state == 1;
+}
+
+static Dwfl_Module *find_module(uintptr_t addr)
+{
+	Dwfl_Module *m = dwfl_addrmodule(dwfl, addr);
+
+	if (!m && may_rereport) {
+		may_rereport = false;
+		report_modules();
+		m = dwfl_addrmodule(dwfl, addr);
+	}
+	return m;
+}
+
+/*
+ * The compilation unit of @pc.  libdwfl stretches every .debug_aranges
+ * entry up to the next one, so in a program mixing gcc objects (which
+ * have aranges) with clang ones (which do not) it answers with a wrong
+ * unit: check its answer, and look through all units when it is wrong.
+ */
+static Dwarf_Die *find_cu(Dwfl_Module *mod, uintptr_t pc, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, bias);
+
+	if (cu && dwarf_haspc(cu, pc - *bias) == 1)
+		return cu;
+	cu = NULL;
+	while ((cu = dwfl_module_nextcu(mod, cu, bias)) != NULL)
+		if (dwarf_haspc(cu, pc - *bias) == 1)
+			return cu;
+	return NULL;
+}
+
+/*
+ * libstdc++'s demangler, looked up at run time: it is loaded in C++
+ * programs even when the link did not need it (--as-needed), never in C
+ * ones, and we do not load it ourselves.
+ */
+static demangle_fn demangler(void)
+{
+	static demangle_fn fn;
+	static bool looked;
+
+	if (!looked) {
+		*(void **)&fn = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		looked = true;
+	}
+	return fn;
+}
+
+static const char *demangle(const char *name)
+{
+	const char *out = NULL;
+	demangle_fn fn;
+	char *d;
+	int status = -1;
+
+	if (!name || strncmp(name, "_Z", 2))
+		return NULL;
+	fn = demangler();
+	if (!fn)
+		return NULL;
+	d = fn(name, NULL, NULL, &status);
+	if (d && !status)
+		out = arena_strndup(d, strlen(d));
+	free(d);
+	return out;
+}
+
+/* A symbol's name without its version ("stdout@GLIBC_2.2.5"). */
+static const char *symbol_name(const char *s)
+{
+	const char *at;
+
+	if (!s)
+		return NULL;
+	at = strchr(s, '@');
+	return at ? arena_strndup(s, (size_t)(at - s)) : intern(s);
+}
+
+static const char *function_name(const char *elf_symbol)
+{
+	const char *d = demangle(elf_symbol);
+
+	return d ? d : symbol_name(elf_symbol);
+}
+
+/*
+ * A function's name from its DIE: the demangled linkage name (C++), else
+ * its plain name, else the mangled one.
+ */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *linkage, *name, *d;
+
+	linkage = dwarf_formstring(
+		dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!linkage)
+		linkage = dwarf_formstring(dwarf_attr_integrate(
+			die, DW_AT_MIPS_linkage_name, &attr));
+	d = demangle(linkage);
+	if (d)
+		return d;
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	if (name)
+		return intern(name);
+	return linkage ? intern(linkage) : NULL;
+}
+
+static bool is_runtime_cu(const char *name)
+{
+	return name && (strstr(name, "libvalor/runtime/") ||
+			strstr(name, "libvalor/core/"));
+}
+
+static bool is_runtime_symbol(const char *name)
+{
+	return name &&
+	       (!strncmp(name, "__tsan_", 7) || !strncmp(name, "rt_", 3) ||
+		!strncmp(name, "valor_", 6));
+}
+
+static bool is_runtime_module(const char *path)
+{
+	const char *base;
+
+	if (!path)
+		return false;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libvalor", 8);
+}
+
+/*
+ * The chain of inlined calls at @pc, innermost first, as eu-addr2line -i
+ * finds it: the concrete scopes around the innermost function-like DIE;
+ * every inlined call's caller is at the call's DW_AT_call_file/line.
+ */
+static unsigned inline_frames(Dwarf_Die *cu, Dwarf_Addr bias, uintptr_t pc,
+			      struct rt_frame *out, unsigned max,
+			      const char *file, int line, int col)
+{
+	Dwarf_Die *scopes = NULL, *chain = NULL, inner;
+	Dwarf_Files *files = NULL;
+	unsigned k = 0;
+	int n;
+
+	n = dwarf_getscopes(cu, pc - bias, &scopes);
+	if (n <= 0) {
+		free(scopes);
+		return 0;
+	}
+	inner = scopes[0];
+	free(scopes);
+	n = dwarf_getscopes_die(&inner, &chain);
+	if (n <= 0) {
+		free(chain);
+		return 0;
+	}
+	if (dwarf_getsrcfiles(cu, &files, NULL))
+		files = NULL;
+	for (int i = 0; i < n && k < max; i++) {
+		int tag = dwarf_tag(&chain[i]);
+		Dwarf_Attribute attr;
+		Dwarf_Word v;
+
+		if (tag != DW_TAG_inlined_subroutine &&
+		    tag != DW_TAG_subprogram && tag != DW_TAG_entry_point)
+			continue;
+		out[k] = (struct rt_frame){
+			.pc = pc,
+			.function = die_function_name(&chain[i]),
+			.file = intern(file),
+			.line = line > 0 ? (unsigned)line : 0,
+			.column = col > 0 ? (unsigned)col : 0,
+			.inlined = tag == DW_TAG_inlined_subroutine,
+		};
+		k++;
+		if (tag != DW_TAG_inlined_subroutine)
+			break;
+		/* The caller's position is where this call was inlined. */
+		file = NULL;
+		line = col = 0;
+		if (files &&
+		    !dwarf_formudata(
+			    dwarf_attr(&chain[i], DW_AT_call_file, &attr), &v))
+			file = dwarf_filesrc(files, v, NULL, NULL);
+		if (!dwarf_formudata(
+			    dwarf_attr(&chain[i], DW_AT_call_line, &attr), &v))
+			line = (int)v;
+		if (!dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_column,
+						&attr),
+				     &v))
+			col = (int)v;
+	}
+	free(chain);
+	return k;
+}
+
+static unsigned symbolize_locked(uintptr_t pc, struct rt_frame *out,
+				 unsigned max)
+{
+	struct rt_frame base = { .pc = pc };
+	Dwfl_Module *mod;
+	Dwarf_Addr start = 0, bias = 0;
+	Dwarf_Die *cu;
+	const char *module, *elf_symbol, *file = NULL;
+	GElf_Off sym_off;
+	GElf_Sym sym;
+	GElf_Word shndx;
+	Elf *elf;
+	int line = 0, col = 0;
+	unsigned n = 0;
+	bool runtime, exported;
+
+	mod = dwfl_ready() ? find_module(pc) : NULL;
+	if (!mod) {
+		out[0] = base;
+		return 1;
+	}
+	module = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL,
+				  NULL);
+	base.module = intern(module);
+	base.module_base = (uintptr_t)start;
+	elf_symbol = dwfl_module_addrinfo(mod, pc, &sym_off, &sym, &shndx, &elf,
+					  &bias);
+	exported = elf_symbol && GELF_ST_BIND(sym.st_info) != STB_LOCAL;
+
+	cu = find_cu(mod, pc, &bias);
+	if (cu) {
+		Dwarf_Line *l = dwarf_getsrc_die(cu, pc - bias);
+
+		if (l) {
+			file = dwarf_linesrc(l, NULL, NULL);
+			dwarf_lineno(l, &line);
+			dwarf_linecol(l, &col);
+		}
+		runtime = is_runtime_cu(dwarf_diename(cu));
+	} else {
+		runtime = is_runtime_symbol(elf_symbol);
+	}
+	runtime = runtime || is_runtime_module(module);
+
+	if (cu)
+		n = inline_frames(cu, bias, pc, out, max, file, line, col);
+	if (!n) {
+		out[0] = base;
+		out[0].file = intern(file);
+		out[0].line = line > 0 ? (unsigned)line : 0;
+		out[0].column = col > 0 ? (unsigned)col : 0;
+		n = 1;
+	}
+	/* The outermost frame is the ELF symbol's function. */
+	if (!out[n - 1].function)
+		out[n - 1].function = function_name(elf_symbol);
+	for (unsigned i = 0; i < n; i++) {
+		out[i].module = base.module;
+		out[i].module_base = base.module_base;
+		out[i].runtime = runtime;
+	}
+	out[n - 1].exported = exported;
+	return n;
+}
+
+unsigned rt_symbolize_pc(uintptr_t pc, struct rt_frame *out, unsigned max)
+{
+	/* Inline chains deeper than this are cut (outermost calls lost). */
+	struct rt_frame tmp[16];
+	struct pc_entry *e;
+	struct rt_frame *kept;
+	unsigned n;
+	bool found;
+
+	if (!max)
+		return 0;
+	rt_lock(&sym_lock);
+	e = pc_slot(pc, &found);
+	if (found) {
+		n = e->n < max ? e->n : max;
+		memcpy(out, e->frame, n * sizeof(*out));
+		rt_unlock(&sym_lock);
+		return n;
+	}
+	n = symbolize_locked(pc, tmp, sizeof(tmp) / sizeof(tmp[0]));
+	kept = e ? arena_alloc(n * sizeof(*kept), _Alignof(struct rt_frame)) :
+		   NULL;
+	if (kept) {
+		memcpy(kept, tmp, n * sizeof(*kept));
+		e->pc = pc;
+		e->n = n;
+		e->frame = kept;
+	}
+	rt_unlock(&sym_lock);
+	if (n > max)
+		n = max;
+	memcpy(out, tmp, n * sizeof(*out));
+	return n;
+}
+
+static bool is_data_symbol(const GElf_Sym *s)
+{
+	switch (GELF_ST_TYPE(s->st_info)) {
+	case STT_OBJECT:
+	case STT_TLS:
+	case STT_COMMON:
+	case STT_NOTYPE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool rt_symbolize_data(uintptr_t addr, struct rt_data_symbol *out)
+{
+	Dwfl_Module *mod;
+	Dwarf_Addr start = 0, bias = 0;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	GElf_Word shndx;
+	Elf *elf;
+	const char *name;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	rt_lock(&sym_lock);
+	mod = dwfl_ready() ? find_module(addr) : NULL;
+	if (mod) {
+		out->module = intern(dwfl_module_info(mod, NULL, &start, NULL,
+						      NULL, NULL, NULL, NULL));
+		out->module_base = (uintptr_t)start;
+		name = dwfl_module_addrinfo(mod, addr, &off, &sym, &shndx, &elf,
+					    &bias);
+		if (name && is_data_symbol(&sym) &&
+		    (off < sym.st_size || (!sym.st_size && !off))) {
+			out->name = symbol_name(name);
+			out->start = (uintptr_t)(addr - off);
+			out->size = (size_t)sym.st_size;
+		}
+		ok = true;
+	}
+	rt_unlock(&sym_lock);
+	return ok;
+}
+
+void rt_symbolize_begin(void)
+{
+	rt_lock(&sym_lock);
+	may_rereport = true;
+	rt_unlock(&sym_lock);
+}
+
+void rt_symbolize_after_fork_child(void)
+{
+	atomic_store(&sym_lock, 0);
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The plain-access half of the ThreadSanitizer ABI: what gcc 12 and
+ * clang 14 emit with -fsanitize=thread for every load and store, struct
+ * copy, vtable pointer, function entry and exit (when the hooks are
+ * compiled in), and the few calls the runtime library itself exports
+ * for them (__tsan_init, the ignores, the mem* helpers).
+ * Documentation/runtime-abi.md lists which compiler emits what.
+ *
+ * The hot path of every access is: load rt_cur (initial-exec TLS), one
+ * test for "no thread state, busy or finished", busy++, valor_access(),
+ * busy--.  No lock, no allocation, no system call.  valor_access() is in
+ * the same statically linked archive, so the call is direct.
+ *
+ * The site of an access is the call's return address minus one, so that
+ * symbolization lands on the line of the access, not the next one.
+ */
+#include "intercept.h"
+#include "rt.h"
+
+extern void *__libc_realloc(void *p, size_t size);
+
+#define SITE() ((uintptr_t)__builtin_return_address(0) - 1)
+
+static inline __attribute__((always_inline)) void
+on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
+{
+	struct rt_thread *t = rt_cur;
+
+	if (unlikely(!t || t->busy || !t->vt))
+		return;
+	t->busy++;
+	valor_access(t->vt, (uintptr_t)addr, size, is_write, site);
+	t->busy--;
+}
+
+/* A read followed by a write of the same bytes, as one call. */
+static inline __attribute__((always_inline)) void
+on_access_rw(const volatile void *addr, size_t size, uintptr_t site)
+{
+	struct rt_thread *t = rt_cur;
+
+	if (unlikely(!t || t->busy || !t->vt))
+		return;
+	t->busy++;
+	valor_access(t->vt, (uintptr_t)addr, size, false, site);
+	valor_access(t->vt, (uintptr_t)addr, size, true, site);
+	t->busy--;
+}
+
+/* ---- start-up ---- */
+
+/* Every instrumented module's constructor calls this first. */
+/*
+ * Every instrumented module's constructor calls this: it is how the
+ * runtime learns which code is instrumented (ignore_uninstrumented).
+ */
+RT_EXPORT void __tsan_init(void)
+{
+	rt_init();
+	rt_module_register((uintptr_t)__builtin_return_address(0));
+}
+
+/* ---- fixed-size accesses ---- */
+
+/*
+ * Aligned, unaligned and volatile accesses are all the same to the
+ * engine, which accepts any address and size.  The volatile and
+ * read-write variants are emitted only with non-default flags (gcc
+ * --param tsan-distinguish-volatile=1, clang -mllvm
+ * -tsan-distinguish-volatile, -mllvm -tsan-compound-read-before-write).
+ */
+#define DEFINE_ACCESS(name, size, is_write)              \
+	RT_EXPORT void name(void *addr)                  \
+	{                                                \
+		on_access(addr, size, is_write, SITE()); \
+	}
+
+#define DEFINE_ACCESS_PC(name, size, is_write)              \
+	RT_EXPORT void name(void *addr, void *pc)           \
+	{                                                   \
+		on_access(addr, size, is_write,             \
+			  pc ? (uintptr_t)pc - 1 : SITE()); \
+	}
+
+#define DEFINE_ACCESS_RW(name, size)              \
+	RT_EXPORT void name(void *addr)           \
+	{                                         \
+		on_access_rw(addr, size, SITE()); \
+	}
+
+#define DEFINE_ACCESS_SIZES(prefix, is_write) \
+	DEFINE_ACCESS(prefix##1, 1, is_write) \
+	DEFINE_ACCESS(prefix##2, 2, is_write) \
+	DEFINE_ACCESS(prefix##4, 4, is_write) \
+	DEFINE_ACCESS(prefix##8, 8, is_write) \
+	DEFINE_ACCESS(prefix##16, 16, is_write)
+
+#define DEFINE_UNALIGNED_SIZES(prefix, is_write) \
+	DEFINE_ACCESS(prefix##2, 2, is_write)    \
+	DEFINE_ACCESS(prefix##4, 4, is_write)    \
+	DEFINE_ACCESS(prefix##8, 8, is_write)    \
+	DEFINE_ACCESS(prefix##16, 16, is_write)
+
+/* gcc and clang */
+DEFINE_ACCESS_SIZES(__tsan_read, false)
+DEFINE_ACCESS_SIZES(__tsan_write, true)
+/* clang (gcc turns an unaligned access into a range) */
+DEFINE_UNALIGNED_SIZES(__tsan_unaligned_read, false)
+DEFINE_UNALIGNED_SIZES(__tsan_unaligned_write, true)
+/* gcc and clang, with tsan-distinguish-volatile */
+DEFINE_ACCESS_SIZES(__tsan_volatile_read, false)
+DEFINE_ACCESS_SIZES(__tsan_volatile_write, true)
+/* clang, with tsan-distinguish-volatile */
+DEFINE_UNALIGNED_SIZES(__tsan_unaligned_volatile_read, false)
+DEFINE_UNALIGNED_SIZES(__tsan_unaligned_volatile_write, true)
+
+/* clang, with tsan-compound-read-before-write */
+DEFINE_ACCESS_RW(__tsan_read_write1, 1)
+DEFINE_ACCESS_RW(__tsan_read_write2, 2)
+DEFINE_ACCESS_RW(__tsan_read_write4, 4)
+DEFINE_ACCESS_RW(__tsan_read_write8, 8)
+DEFINE_ACCESS_RW(__tsan_read_write16, 16)
+DEFINE_ACCESS_RW(__tsan_unaligned_read_write2, 2)
+DEFINE_ACCESS_RW(__tsan_unaligned_read_write4, 4)
+DEFINE_ACCESS_RW(__tsan_unaligned_read_write8, 8)
+DEFINE_ACCESS_RW(__tsan_unaligned_read_write16, 16)
+
+/* libtsan exports these for hand-written instrumentation; no compiler emits them. */
+DEFINE_ACCESS_PC(__tsan_read1_pc, 1, false)
+DEFINE_ACCESS_PC(__tsan_read2_pc, 2, false)
+DEFINE_ACCESS_PC(__tsan_read4_pc, 4, false)
+DEFINE_ACCESS_PC(__tsan_read8_pc, 8, false)
+DEFINE_ACCESS_PC(__tsan_read16_pc, 16, false)
+DEFINE_ACCESS_PC(__tsan_write1_pc, 1, true)
+DEFINE_ACCESS_PC(__tsan_write2_pc, 2, true)
+DEFINE_ACCESS_PC(__tsan_write4_pc, 4, true)
+DEFINE_ACCESS_PC(__tsan_write8_pc, 8, true)
+DEFINE_ACCESS_PC(__tsan_write16_pc, 16, true)
+
+/* ---- ranges (gcc: block copies, unaligned and bit-field accesses) ---- */
+
+RT_EXPORT void __tsan_read_range(void *addr, unsigned long size)
+{
+	if (size)
+		on_access(addr, size, false, SITE());
+}
+
+RT_EXPORT void __tsan_write_range(void *addr, unsigned long size)
+{
+	if (size)
+		on_access(addr, size, true, SITE());
+}
+
+RT_EXPORT void __tsan_read_range_pc(void *addr, unsigned long size, void *pc)
+{
+	if (size)
+		on_access(addr, size, false, pc ? (uintptr_t)pc - 1 : SITE());
+}
+
+RT_EXPORT void __tsan_write_range_pc(void *addr, unsigned long size, void *pc)
+{
+	if (size)
+		on_access(addr, size, true, pc ? (uintptr_t)pc - 1 : SITE());
+}
+
+/* ---- C++ vtable pointers ---- */
+
+/*
+ * Constructors and destructors store the vtable pointer of each class in
+ * the hierarchy in turn.  Like TSan, a store of the value already there
+ * is no write: a destructor running in one thread while another thread
+ * calls a virtual function is only a race when the pointer changes.
+ */
+RT_EXPORT void __tsan_vptr_update(void **vptr_p, void *new_val)
+{
+	if (*(void *volatile *)vptr_p != new_val)
+		on_access(vptr_p, sizeof(*vptr_p), true, SITE());
+}
+
+/* clang: the load of a vtable pointer for a virtual call */
+RT_EXPORT void __tsan_vptr_read(void **vptr_p)
+{
+	on_access(vptr_p, sizeof(*vptr_p), false, SITE());
+}
+
+/* ---- the shadow call stack (only with the entry/exit hooks) ---- */
+
+/*
+ * Entries kept free at the top of the array: a signal handler that runs
+ * instrumented code while this thread is inside __libc_realloc (growing
+ * the array) pushes into them instead of growing the array again.
+ */
+#define SSTACK_SLACK 64u
+#define SSTACK_FIRST 256u
+
+static __thread bool sstack_growing __attribute__((tls_model("initial-exec")));
+
+/* Make room for one more entry; false if there is none. */
+static __attribute__((noinline)) bool sstack_grow(struct rt_shadow_stack *s)
+{
+	uint32_t cap = s->cap ? s->cap * 2 : SSTACK_FIRST;
+	uintptr_t *pc;
+
+	if (sstack_growing || cap <= s->cap)
+		return s->depth < s->cap;
+	sstack_growing = true;
+	pc = __libc_realloc(s->pc, (size_t)cap * sizeof(*pc));
+	if (pc) {
+		s->pc = pc;
+		s->cap = cap;
+	}
+	sstack_growing = false;
+	return s->depth < s->cap;
+}
+
+/* @pc is the instrumented function's return address: its call site. */
+RT_EXPORT void __tsan_func_entry(void *pc)
+{
+	struct rt_thread *t = rt_cur;
+	struct rt_shadow_stack *s;
+
+	if (unlikely(!t))
+		return;
+	s = &t->sstack;
+	if (unlikely(s->depth + SSTACK_SLACK >= s->cap) && !sstack_grow(s))
+		return;
+	s->pc[s->depth++] = (uintptr_t)pc;
+}
+
+RT_EXPORT void __tsan_func_exit(void)
+{
+	struct rt_thread *t = rt_cur;
+
+	/* The first functions of a thread may have entered before rt_cur. */
+	if (likely(t) && likely(t->sstack.depth))
+		t->sstack.depth--;
+}
+
+/* ---- ignores (clang, around code it must not check) ---- */
+
+RT_EXPORT void __tsan_ignore_thread_begin(void)
+{
+	struct rt_thread *t = rt_self();
+
+	if (t)
+		t->busy++;
+}
+
+RT_EXPORT void __tsan_ignore_thread_end(void)
+{
+	struct rt_thread *t = rt_cur;
+
+	/* An unmatched end must not turn the runtime's own count negative. */
+	if (t && t->busy > 0)
+		t->busy--;
+}
+
+/* ---- __tsan_memcpy, __tsan_memmove, __tsan_memset ---- */
+
+/*
+ * Neither gcc 12 nor clang 14 emits these (both call memcpy, which the
+ * string interceptors see), but libtsan exports them and newer clang
+ * emits them.  The copy itself must not call memcpy: that is an
+ * interceptor here, and gcc turns a plain loop into a memcpy call.
+ */
+#if defined(__x86_64__)
+static void copy_forward(void *dst, const void *src, size_t n)
+{
+	__asm__ __volatile__("rep movsb"
+			     : "+D"(dst), "+S"(src), "+c"(n)
+			     :
+			     : "memory");
+}
+
+static void copy_backward(void *dst, const void *src, size_t n)
+{
+	if (!n)
+		return;
+	dst = (char *)dst + n - 1;
+	src = (const char *)src + n - 1;
+	__asm__ __volatile__("std\n\trep movsb\n\tcld"
+			     : "+D"(dst), "+S"(src), "+c"(n)
+			     :
+			     : "memory", "cc");
+}
+
+static void fill(void *dst, int c, size_t n)
+{
+	__asm__ __volatile__("rep stosb"
+			     : "+D"(dst), "+c"(n)
+			     : "a"(c)
+			     : "memory");
+}
+#else
+/* volatile keeps the compiler from recognizing the loops as mem* calls. */
+static void copy_forward(void *dst, const void *src, size_t n)
+{
+	volatile char *d = dst;
+	const volatile char *s = src;
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i];
+}
+
+static void copy_backward(void *dst, const void *src, size_t n)
+{
+	volatile char *d = dst;
+	const volatile char *s = src;
+
+	while (n--)
+		d[n] = s[n];
+}
+
+static void fill(void *dst, int c, size_t n)
+{
+	volatile char *d = dst;
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = (char)c;
+}
+#endif
+
+RT_EXPORT void *__tsan_memcpy(void *dst, const void *src, unsigned long n)
+{
+	if (n) {
+		on_access(src, n, false, SITE());
+		on_access(dst, n, true, SITE());
+	}
+	copy_forward(dst, src, n);
+	return dst;
+}
+
+RT_EXPORT void *__tsan_memmove(void *dst, const void *src, unsigned long n)
+{
+	if (n) {
+		on_access(src, n, false, SITE());
+		on_access(dst, n, true, SITE());
+	}
+	if ((uintptr_t)dst - (uintptr_t)src >= n)
+		copy_forward(dst, src, n); /* no harmful overlap */
+	else
+		copy_backward(dst, src, n);
+	return dst;
+}
+
+RT_EXPORT void *__tsan_memset(void *dst, int c, unsigned long n)
+{
+	if (n)
+		on_access(dst, n, true, SITE());
+	fill(dst, c, n);
+	return dst;
+}

@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The runtime's error paths and options, and the toolchain front end's
+ * build shapes, on the small programs of tests/runtime/programs/:
+ *
+ *   - VALOR_OPTIONS errors (an unknown key, a bad value, an unwritable
+ *     log path, a missing suppressions file) stop the program with
+ *     status 2 and a message naming the culprit, before main runs;
+ *   - `valor run` refuses a program built without instrumentation with
+ *     a message, not silence;
+ *   - halt_on_conflict stops at the first conflict with its report
+ *     printed; exitcode changes the status; suppressions (by function
+ *     and by file, TSan's race: lines) hide exactly what they name, and
+ *     print_suppressions lists them;
+ *   - with gcc and with clang: separate compile and link steps, a static
+ *     archive of instrumented objects, and an instrumented shared library
+ *     used by an instrumented executable all report the race with both
+ *     source lines.
+ *
+ * Programs are built into build/runtime-tests/<compiler>/.  Each test
+ * builds what it runs (a second or so); the 120 s limits leave room for
+ * a loaded machine.
+ */
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "json_lines.h"
+#include "reports.h"
+#include "run_program.h"
+
+#define EXIT_CONFLICTS 66
+#define EXIT_USAGE 2
+
+struct env {
+	struct tree_paths tree;
+	char programs[PATH_MAX]; /* tests/runtime/programs */
+	char support[PATH_MAX]; /* tests/runtime/corpus/support */
+	char out[PATH_MAX]; /* build/runtime-tests/<compiler> */
+	char sched[PATH_MAX]; /* out/support/sched.o */
+	const char *compiler;
+};
+
+static bool env_setup(struct __test_metadata *_metadata, struct env *e,
+		      const char *compiler)
+{
+	if (!tree_paths_find(&e->tree)) {
+		TH_LOG("cannot find the build directory from /proc/self/exe");
+		return false;
+	}
+	e->compiler = compiler;
+	pathf(e->programs, sizeof(e->programs), "%s/tests/runtime/programs",
+	      e->tree.root);
+	pathf(e->support, sizeof(e->support), "%s/tests/runtime/corpus/support",
+	      e->tree.root);
+	pathf(e->out, sizeof(e->out), "%s/runtime-tests/%s", e->tree.build,
+	      compiler);
+	if (access(e->tree.valor, X_OK)) {
+		TH_LOG("%s is not built (make)", e->tree.valor);
+		return false;
+	}
+	if (make_dirs(e->out)) {
+		TH_LOG("cannot create %s", e->out);
+		return false;
+	}
+	return build_sched(_metadata, &e->tree, compiler, e->out, e->sched,
+			   sizeof(e->sched));
+}
+
+/* @word with $P, $O, $S and $I replaced (see valor_cc()). */
+static void expand(const struct env *e, const char *word, char *out,
+		   size_t size)
+{
+	size_t used = 0;
+
+	out[0] = 0;
+	for (const char *w = word; *w && used + 1 < size; w++) {
+		const char *subst = NULL;
+
+		if (w[0] == '$')
+			subst = w[1] == 'P' ? e->programs :
+				w[1] == 'O' ? e->out :
+				w[1] == 'S' ? e->sched :
+				w[1] == 'I' ? e->support :
+					      NULL;
+		if (subst) {
+			appendf(out, size, &used, "%s", subst);
+			w++;
+		} else {
+			out[used++] = *w;
+			out[used] = 0;
+		}
+	}
+}
+
+/*
+ * Build with `valor cc --compiler=<the env's>` and the compiler arguments
+ * that follow (NULL-terminated), in which $P stands for
+ * tests/runtime/programs, $O for the output directory, $S for sched.o
+ * and $I for the directory of sched.h.  @name names the build log.
+ */
+static bool valor_cc(struct __test_metadata *_metadata, const struct env *e,
+		     const char *name, ...)
+{
+	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	char log[PATH_MAX], word[2 * PATH_MAX];
+	const char *arg;
+	va_list ap;
+	bool ok;
+
+	if (!cmd)
+		return false;
+	pathf(log, sizeof(log), "%s/%s.build.log", e->out, name);
+	argv_init(cmd);
+	argv_add(cmd, "%s", e->tree.valor);
+	argv_add(cmd, "cc");
+	argv_add(cmd, "--compiler=%s", e->compiler);
+	va_start(ap, name);
+	while ((arg = va_arg(ap, const char *))) {
+		expand(e, arg, word, sizeof(word));
+		argv_add(cmd, "%s", word);
+	}
+	va_end(ap);
+	ok = build_step(_metadata, cmd, log);
+	free(cmd);
+	return ok;
+}
+
+/* Run @argv with @env_set added; output in r->output. */
+static void run(struct __test_metadata *_metadata, const struct env *e,
+		const char *name, char *const argv[], char *const env_set[],
+		struct run_result *r)
+{
+	char out[PATH_MAX];
+
+	pathf(out, sizeof(out), "%s/%s.out", e->out, name);
+	ASSERT_EQ(0, run_command(argv, env_set, out, r))
+	TH_LOG("cannot run %s", argv[0]);
+}
+
+/* Run @bin directly with VALOR_OPTIONS=@options. */
+static void run_with_options(struct __test_metadata *_metadata,
+			     const struct env *e, const char *bin,
+			     const char *options, struct run_result *r)
+{
+	static char env_options[4096];
+	char *argv[] = { (char *)bin, NULL };
+	char *env_set[] = { env_options, NULL };
+	const char *name = strrchr(bin, '/') ? strrchr(bin, '/') + 1 : bin;
+
+	pathf(env_options, sizeof(env_options), "VALOR_OPTIONS=%s", options);
+	run(_metadata, e, name, argv, env_set, r);
+}
+
+/* The 1-based line of @file (in tests/runtime/programs) holding @marker. */
+static int line_of(const struct env *e, const char *file, const char *marker)
+{
+	char path[PATH_MAX];
+	char *text, *hit;
+	int line = 1;
+
+	pathf(path, sizeof(path), "%s/%s", e->programs, file);
+	text = read_file(path, NULL);
+	if (!text)
+		return -1;
+	hit = strstr(text, marker);
+	if (!hit) {
+		free(text);
+		return -1;
+	}
+	for (char *p = text; p < hit; p++)
+		line += *p == '\n';
+	free(text);
+	return line;
+}
+
+/* The conflicts of the JSON log at @path. */
+static void read_reports(const char *path, struct run_reports *rep)
+{
+	char *log = read_file(path, NULL);
+
+	parse_reports(log ? log : "", rep);
+	free(log);
+}
+
+/* Whether @rep holds a @kind conflict from file1:line1 to file2:line2. */
+static bool has_conflict(const struct run_reports *rep, int kind,
+			 const char *file1, int line1, const char *file2,
+			 int line2)
+{
+	for (int i = 0; i < rep->n; i++)
+		if (rep->c[i].kind == kind && rep->c[i].first.line == line1 &&
+		    rep->c[i].second.line == line2 &&
+		    !strcmp(rep->c[i].first.file, file1) &&
+		    !strcmp(rep->c[i].second.file, file2))
+			return true;
+	return false;
+}
+
+static const char *show_reports(const struct run_reports *rep, char *buf,
+				size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	if (rep->error[0])
+		appendf(buf, size, &used, "%s", rep->error);
+	for (int i = 0; i < rep->n; i++) {
+		char d[512];
+
+		describe_conflict(&rep->c[i], d, sizeof(d));
+		appendf(buf, size, &used, "\n    %s", d);
+	}
+	return buf[0] ? buf : "(no conflicts)";
+}
+
+#define WR 1 /* kind_names[] index of write-read */
+
+/* ---- options and other errors stop the program before main ---------- */
+
+FIXTURE(errors)
+{
+	struct env e;
+	char hello[PATH_MAX];
+	char races[PATH_MAX];
+};
+
+FIXTURE_SETUP(errors)
+{
+	ASSERT_TRUE(env_setup(_metadata, &self->e, "gcc"));
+	pathf(self->hello, sizeof(self->hello), "%s/hello", self->e.out);
+	pathf(self->races, sizeof(self->races), "%s/two_races", self->e.out);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "hello", "-O1", "-o",
+			     "$O/hello", "$P/hello.c", NULL));
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "two_races", "-O1", "-iquote",
+			     "$I", "-o", "$O/two_races", "$P/two_races.c", "$S",
+			     NULL));
+}
+
+FIXTURE_TEARDOWN(errors)
+{
+}
+
+/* Sanity: the instrumented hello runs, under valor run too. */
+TEST_F_TIMEOUT(errors, hello_runs, 120)
+{
+	char *argv[] = { self->e.tree.valor, "run", "--", self->hello, NULL };
+	struct run_result r;
+
+	run_with_options(_metadata, &self->e, self->hello, "", &r);
+	EXPECT_TRUE(r.exited && r.status == 0) TH_LOG("%s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, "main ran"));
+	run_result_free(&r);
+	run(_metadata, &self->e, "hello", argv, NULL, &r);
+	EXPECT_TRUE(r.exited && r.status == 0) TH_LOG("%s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, "main ran"));
+	run_result_free(&r);
+}
+
+TEST_F_TIMEOUT(errors, unknown_option_stops_the_program_before_main, 120)
+{
+	char *argv[] = {
+		self->e.tree.valor, "run", "--options=no_such_key=1", "--",
+		self->hello,	    NULL
+	};
+	struct run_result r;
+
+	/* Straight from the environment: the runtime itself refuses it. */
+	run_with_options(_metadata, &self->e, self->hello,
+			 "json=1 no_such_key=1", &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "no_such_key"))
+	TH_LOG("the message does not name the key: %s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "main ran"))
+	TH_LOG("main ran despite the bad option");
+	run_result_free(&r);
+
+	/* Colon-separated, as TSan users write it. */
+	run_with_options(_metadata, &self->e, self->hello,
+			 "json=1:exitcode=3:no_such_key=1", &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "no_such_key"));
+	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
+	run_result_free(&r);
+
+	/* Through valor run. */
+	run(_metadata, &self->e, "hello", argv, NULL, &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "no_such_key"))
+	TH_LOG("the message does not name the key: %s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
+	run_result_free(&r);
+}
+
+TEST_F_TIMEOUT(errors, bad_value_names_the_option_and_the_value, 120)
+{
+	static const char *const bad[][2] = {
+		{ "exitcode=999", "exitcode" },
+		{ "exitcode=lots", "exitcode" },
+		{ "analysis=helgrind", "analysis" },
+		{ "halt_on_conflict=maybe", "halt_on_conflict" },
+		{ "regions=", "regions" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *value = strchr(bad[i][0], '=') + 1;
+		struct run_result r;
+
+		run_with_options(_metadata, &self->e, self->hello, bad[i][0],
+				 &r);
+		EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+		TH_LOG("%s: exit %d: %s", bad[i][0], r.status, r.output);
+		EXPECT_NE(NULL, strstr(r.output, bad[i][1]))
+		TH_LOG("%s: the message does not name the option: %s",
+		       bad[i][0], r.output);
+		if (*value)
+			EXPECT_NE(NULL, strstr(r.output, value))
+		TH_LOG("%s: the message does not show the value: %s", bad[i][0],
+		       r.output);
+		EXPECT_EQ(NULL, strstr(r.output, "main ran"))
+		TH_LOG("%s: main ran despite the bad value", bad[i][0]);
+		run_result_free(&r);
+	}
+}
+
+TEST_F_TIMEOUT(errors, unwritable_log_path_is_a_clear_error, 120)
+{
+	char *argv[] = {
+		self->e.tree.valor, "run", "--log=/nonexistent/dir/x", "--",
+		self->hello,	    NULL
+	};
+	struct run_result r;
+
+	run_with_options(_metadata, &self->e, self->hello,
+			 "log_path=/nonexistent/dir/x", &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "/nonexistent/dir/x"))
+	TH_LOG("the message does not name the path: %s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
+	run_result_free(&r);
+
+	run(_metadata, &self->e, "hello", argv, NULL, &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "/nonexistent/dir/x"))
+	TH_LOG("the message does not name the path: %s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
+	run_result_free(&r);
+}
+
+TEST_F_TIMEOUT(errors, missing_suppressions_file_is_a_clear_error, 120)
+{
+	struct run_result r;
+
+	run_with_options(_metadata, &self->e, self->races,
+			 "suppressions=/nonexistent/valor.supp", &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "/nonexistent/valor.supp"))
+	TH_LOG("the message does not name the file: %s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "main finished"));
+	run_result_free(&r);
+}
+
+TEST_F_TIMEOUT(errors, uninstrumented_program_is_refused_by_valor_run, 120)
+{
+	char plain[PATH_MAX], src[PATH_MAX];
+	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	char *argv[] = { self->e.tree.valor, "run", "--", plain, NULL };
+	struct run_result r;
+	char log[PATH_MAX];
+
+	ASSERT_NE(NULL, cmd);
+	pathf(plain, sizeof(plain), "%s/hello_plain", self->e.out);
+	pathf(src, sizeof(src), "%s/hello.c", self->e.programs);
+	pathf(log, sizeof(log), "%s/hello_plain.build.log", self->e.out);
+	argv_init(cmd);
+	argv_add(cmd, "/usr/bin/env");
+	argv_add(cmd, "gcc");
+	argv_add(cmd, "-O1");
+	argv_add(cmd, "-o");
+	argv_add(cmd, "%s", plain);
+	argv_add(cmd, "%s", src);
+	ASSERT_TRUE(build_step(_metadata, cmd, log));
+	free(cmd);
+
+	run(_metadata, &self->e, "hello_plain", argv, NULL, &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	/* Not silence: a message that says how to build it. */
+	EXPECT_NE(NULL, strstr(r.output, "valor cc"))
+	TH_LOG("no message saying how to build the program: '%s'", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
+	run_result_free(&r);
+}
+
+/* ---- options that change what happens at a conflict ------------------ */
+
+/* Both races reported, in order, without options: exit 66. */
+TEST_F_TIMEOUT(errors, two_races_are_both_reported, 120)
+{
+	char log[PATH_MAX], opts[PATH_MAX + 64];
+	int hits = line_of(&self->e, "two_races.c", "the first race");
+	int misses = line_of(&self->e, "two_races.c", "the second race");
+	struct run_reports *rep = malloc(sizeof(*rep));
+	struct run_result r;
+	char shown[4096];
+
+	ASSERT_NE(NULL, rep);
+	ASSERT_LT(0, hits);
+	ASSERT_LT(0, misses);
+	pathf(log, sizeof(log), "%s/two_races.json", self->e.out);
+	unlink(log);
+	pathf(opts, sizeof(opts), "json=1 log_path=%s", log);
+	run_with_options(_metadata, &self->e, self->races, opts, &r);
+	read_reports(log, rep);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_TRUE(
+		has_conflict(rep, WR, "two_races.c", hits, "two_races.c", hits))
+	TH_LOG("no write-read conflict on line %d: %s", hits,
+	       show_reports(rep, shown, sizeof(shown)));
+	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", misses, "two_races.c",
+				 misses))
+	TH_LOG("no write-read conflict on line %d: %s", misses,
+	       show_reports(rep, shown, sizeof(shown)));
+	EXPECT_NE(NULL, strstr(r.output, "after the first conflict"));
+	/* stdout is a file here, fully buffered: flushed despite exit 66. */
+	EXPECT_NE(NULL, strstr(r.output, "hits 2, misses 2"))
+	TH_LOG("the program's buffered output was lost: %s", r.output);
+	run_result_free(&r);
+	free(rep);
+}
+
+TEST_F_TIMEOUT(errors, halt_on_conflict_stops_at_the_first_with_its_report, 120)
+{
+	char log[PATH_MAX], opts[PATH_MAX + 64], where[64], d[128];
+	char *argv[] = { self->e.tree.valor, "run", "--halt-on-conflict", "--",
+			 self->races,	     NULL };
+	int hits = line_of(&self->e, "two_races.c", "the first race");
+	struct run_reports *rep = malloc(sizeof(*rep));
+	struct run_result r;
+	char shown[4096];
+
+	ASSERT_NE(NULL, rep);
+	ASSERT_LT(0, hits);
+	pathf(log, sizeof(log), "%s/two_races.halt.json", self->e.out);
+	unlink(log);
+	pathf(opts, sizeof(opts), "halt_on_conflict=1 json=1 log_path=%s", log);
+	run_with_options(_metadata, &self->e, self->races, opts, &r);
+	read_reports(log, rep);
+	/* abort(): the conflict "exception" is not an ordinary exit. */
+	EXPECT_TRUE(!r.exited && r.status == SIGABRT)
+	TH_LOG("%s, expected SIGABRT: %s",
+	       run_result_describe(&r, d, sizeof(d)), r.output);
+	EXPECT_EQ(1, rep->total)
+	TH_LOG("%d conflicts reported, expected only the first: %s", rep->total,
+	       show_reports(rep, shown, sizeof(shown)));
+	EXPECT_TRUE(
+		has_conflict(rep, WR, "two_races.c", hits, "two_races.c", hits))
+	TH_LOG("the first conflict is not reported: %s",
+	       show_reports(rep, shown, sizeof(shown)));
+	EXPECT_EQ(NULL, strstr(r.output, "after the first conflict"))
+	TH_LOG("the program went on after the first conflict");
+	run_result_free(&r);
+
+	/* valor run --halt-on-conflict, text report on stderr. */
+	run(_metadata, &self->e, "two_races", argv, NULL, &r);
+	EXPECT_TRUE(!r.exited && r.status == SIGABRT)
+	TH_LOG("%s, expected SIGABRT: %s",
+	       run_result_describe(&r, d, sizeof(d)), r.output);
+	snprintf(where, sizeof(where), "two_races.c:%d", hits);
+	EXPECT_NE(NULL, strstr(r.output, where))
+	TH_LOG("the report (naming %s) was not printed: %s", where, r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "after the first conflict"));
+	run_result_free(&r);
+	free(rep);
+}
+
+TEST_F_TIMEOUT(errors, exitcode_sets_the_status_of_a_racy_run_only, 120)
+{
+	char *argv[] = { self->e.tree.valor, "run", "--exitcode=3", "--",
+			 self->races,	     NULL };
+	struct run_result r;
+
+	run_with_options(_metadata, &self->e, self->races,
+			 "exitcode=3 log_path=stdout", &r);
+	EXPECT_TRUE(r.exited && r.status == 3)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	run_result_free(&r);
+
+	run(_metadata, &self->e, "two_races", argv, NULL, &r);
+	EXPECT_TRUE(r.exited && r.status == 3)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	run_result_free(&r);
+
+	/* A clean program keeps its own status. */
+	run_with_options(_metadata, &self->e, self->hello, "exitcode=3", &r);
+	EXPECT_TRUE(r.exited && r.status == 0)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	run_result_free(&r);
+}
+
+/* Write @text to out/@name; the path goes to @path. */
+static void write_file(struct __test_metadata *_metadata, const struct env *e,
+		       const char *name, const char *text, char *path,
+		       size_t size)
+{
+	FILE *f;
+
+	pathf(path, size, "%s/%s", e->out, name);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs(text, f);
+	ASSERT_EQ(0, fclose(f));
+}
+
+TEST_F_TIMEOUT(errors, suppressions_hide_what_they_name_and_are_listed, 120)
+{
+	char supp[PATH_MAX], log[PATH_MAX], opts[3 * PATH_MAX];
+	int hits = line_of(&self->e, "two_races.c", "the first race");
+	int misses = line_of(&self->e, "two_races.c", "the second race");
+	struct run_reports *rep = malloc(sizeof(*rep));
+	struct run_result r;
+	char shown[4096];
+
+	ASSERT_NE(NULL, rep);
+	pathf(log, sizeof(log), "%s/two_races.supp.json", self->e.out);
+
+	/* By function, TSan's format, with a comment and a blank line. */
+	write_file(_metadata, &self->e, "hits.supp",
+		   "# the hit counter is approximate by design\n\n"
+		   "race:update_hits\n",
+		   supp, sizeof(supp));
+	unlink(log);
+	pathf(opts, sizeof(opts), "suppressions=%s json=1 log_path=%s", supp,
+	      log);
+	run_with_options(_metadata, &self->e, self->races, opts, &r);
+	read_reports(log, rep);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_FALSE(
+		has_conflict(rep, WR, "two_races.c", hits, "two_races.c", hits))
+	TH_LOG("the suppressed conflict was reported: %s",
+	       show_reports(rep, shown, sizeof(shown)));
+	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", misses, "two_races.c",
+				 misses))
+	TH_LOG("the other conflict is gone too: %s",
+	       show_reports(rep, shown, sizeof(shown)));
+	run_result_free(&r);
+
+	/* Both functions: nothing left, a clean exit. */
+	write_file(_metadata, &self->e, "both.supp",
+		   "race:update_hits\nrace:update_misses\n", supp,
+		   sizeof(supp));
+	unlink(log);
+	pathf(opts, sizeof(opts), "suppressions=%s json=1 log_path=%s", supp,
+	      log);
+	run_with_options(_metadata, &self->e, self->races, opts, &r);
+	read_reports(log, rep);
+	EXPECT_TRUE(r.exited && r.status == 0)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_EQ(0, rep->total)
+	TH_LOG("%s", show_reports(rep, shown, sizeof(shown)));
+	run_result_free(&r);
+
+	/* By source file. */
+	write_file(_metadata, &self->e, "file.supp", "race:two_races.c\n", supp,
+		   sizeof(supp));
+	unlink(log);
+	pathf(opts, sizeof(opts), "suppressions=%s json=1 log_path=%s", supp,
+	      log);
+	run_with_options(_metadata, &self->e, self->races, opts, &r);
+	read_reports(log, rep);
+	EXPECT_TRUE(r.exited && r.status == 0)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_EQ(0, rep->total)
+	TH_LOG("%s", show_reports(rep, shown, sizeof(shown)));
+	run_result_free(&r);
+
+	/* print_suppressions=1 lists the one that matched, text on stderr. */
+	write_file(_metadata, &self->e, "hits.supp", "race:update_hits\n", supp,
+		   sizeof(supp));
+	pathf(opts, sizeof(opts), "suppressions=%s print_suppressions=1", supp);
+	run_with_options(_metadata, &self->e, self->races, opts, &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "update_hits"))
+	TH_LOG("the matched suppression is not listed: %s", r.output);
+	run_result_free(&r);
+	free(rep);
+}
+
+/* ---- build shapes, with both compilers --------------------------------- */
+
+FIXTURE(toolchain)
+{
+	struct env e;
+	bool skip;
+	int write_line, read_line;
+};
+
+FIXTURE_VARIANT(toolchain)
+{
+	const char *compiler;
+};
+
+FIXTURE_VARIANT_ADD(toolchain, gcc){
+	.compiler = "gcc",
+};
+
+FIXTURE_VARIANT_ADD(toolchain, clang){
+	.compiler = "clang",
+};
+
+FIXTURE_SETUP(toolchain)
+{
+	if (!command_exists(variant->compiler)) {
+		self->skip = true;
+		SKIP(return,
+			   "%s is not installed (tools/install-deps.sh "
+			   "installs it)",
+			   variant->compiler);
+	}
+	ASSERT_TRUE(env_setup(_metadata, &self->e, variant->compiler));
+	self->write_line = line_of(&self->e, "counter_lib.c", "racy: write");
+	self->read_line = line_of(&self->e, "counter_main.c", "racy: read");
+	ASSERT_LT(0, self->write_line);
+	ASSERT_LT(0, self->read_line);
+}
+
+FIXTURE_TEARDOWN(toolchain)
+{
+}
+
+/*
+ * Run @bin under valor run --json and require exit 66 and the
+ * write-read conflict from counter_lib.c to counter_main.c.
+ */
+static void expect_counter_race(struct __test_metadata *_metadata,
+				const struct env *e, const char *bin,
+				int write_line, int read_line)
+{
+	char log[PATH_MAX], logopt[PATH_MAX + 8], d[128], shown[4096];
+	char *argv[] = { (char *)e->tree.valor, "run", "--json", logopt, "--",
+			 (char *)bin,		NULL };
+	struct run_reports *rep = malloc(sizeof(*rep));
+	const char *name = strrchr(bin, '/') + 1;
+	struct run_result r;
+
+	ASSERT_NE(NULL, rep);
+	pathf(log, sizeof(log), "%s.json", bin);
+	pathf(logopt, sizeof(logopt), "--log=%s", log);
+	unlink(log);
+	run(_metadata, e, name, argv, NULL, &r);
+	read_reports(log, rep);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s: %s: %s", name, run_result_describe(&r, d, sizeof(d)),
+	       r.output);
+	EXPECT_TRUE(has_conflict(rep, WR, "counter_lib.c", write_line,
+				 "counter_main.c", read_line))
+	TH_LOG("%s: no write-read conflict counter_lib.c:%d -> "
+	       "counter_main.c:%d: %s",
+	       name, write_line, read_line,
+	       show_reports(rep, shown, sizeof(shown)));
+	run_result_free(&r);
+	free(rep);
+}
+
+TEST_F_TIMEOUT(toolchain, separate_compile_and_link_steps, 120)
+{
+	if (self->skip)
+		return;
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_lib.o", "-O1", "-c",
+			     "-o", "$O/counter_lib.o", "$P/counter_lib.c",
+			     NULL));
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_main.o", "-O1",
+			     "-iquote", "$I", "-c", "-o", "$O/counter_main.o",
+			     "$P/counter_main.c", NULL));
+	/* The link step alone: no source, no compile flags. */
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_objects", "-o",
+			     "$O/counter_objects", "$O/counter_main.o",
+			     "$O/counter_lib.o", "$S", NULL));
+	{
+		char bin[PATH_MAX];
+
+		pathf(bin, sizeof(bin), "%s/counter_objects", self->e.out);
+		expect_counter_race(_metadata, &self->e, bin, self->write_line,
+				    self->read_line);
+	}
+}
+
+TEST_F_TIMEOUT(toolchain, static_archive_of_instrumented_objects, 120)
+{
+	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	char archive[PATH_MAX], obj[PATH_MAX], log[PATH_MAX], bin[PATH_MAX];
+
+	if (self->skip)
+		return;
+	ASSERT_NE(NULL, cmd);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_lib.o", "-O1", "-c",
+			     "-o", "$O/counter_lib.o", "$P/counter_lib.c",
+			     NULL));
+	pathf(archive, sizeof(archive), "%s/libcounter.a", self->e.out);
+	pathf(obj, sizeof(obj), "%s/counter_lib.o", self->e.out);
+	pathf(log, sizeof(log), "%s/libcounter.a.log", self->e.out);
+	unlink(archive);
+	argv_init(cmd);
+	argv_add(cmd, "/usr/bin/env");
+	argv_add(cmd, "ar");
+	argv_add(cmd, "rcs");
+	argv_add(cmd, "%s", archive);
+	argv_add(cmd, "%s", obj);
+	ASSERT_TRUE(build_step(_metadata, cmd, log));
+	free(cmd);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_archive", "-O1",
+			     "-iquote", "$I", "-o", "$O/counter_archive",
+			     "$P/counter_main.c", "$S", "-L$O", "-lcounter",
+			     NULL));
+	pathf(bin, sizeof(bin), "%s/counter_archive", self->e.out);
+	expect_counter_race(_metadata, &self->e, bin, self->write_line,
+			    self->read_line);
+}
+
+TEST_F_TIMEOUT(toolchain, instrumented_shared_library, 120)
+{
+	char bin[PATH_MAX];
+
+	if (self->skip)
+		return;
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "libcounter_shared.so", "-O1",
+			     "-fPIC", "-shared", "-o",
+			     "$O/libcounter_shared.so", "$P/counter_lib.c",
+			     NULL));
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_shared", "-O1",
+			     "-iquote", "$I", "-o", "$O/counter_shared",
+			     "$P/counter_main.c", "$S", "-L$O",
+			     "-lcounter_shared", "-Wl,-rpath,$O", NULL));
+	pathf(bin, sizeof(bin), "%s/counter_shared", self->e.out);
+	expect_counter_race(_metadata, &self->e, bin, self->write_line,
+			    self->read_line);
+}
+
+TEST_HARNESS_MAIN
