@@ -2,6 +2,8 @@
 /* The access-side entry points: route each event to the context's analysis. */
 #include "internal.h"
 
+#include <errno.h>
+
 int valor_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		 bool is_write, uint64_t site)
 {
@@ -47,6 +49,24 @@ void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 		valor_o_forget(th, addr, size);
 	else
 		hb_forget(th, addr, size);
+}
+
+int valor_move(struct valor_thread *th, uintptr_t from, uintptr_t to,
+	       size_t size)
+{
+	if ((from | to | size) & (CELL_SIZE - 1) ||
+	    !shadow_addr_ok(from, size) || !shadow_addr_ok(to, size) ||
+	    (from < to + size && to < from + size))
+		return -EINVAL;
+	if (th->exited || !size)
+		return 0;
+	if (th->ctx->p.analysis == VALOR_ANALYSIS_VALOR)
+		valor_o_move(th, from >> CELL_SHIFT, to >> CELL_SHIFT,
+			     size >> CELL_SHIFT);
+	else
+		hb_move(th, from >> CELL_SHIFT, to >> CELL_SHIFT,
+			size >> CELL_SHIFT);
+	return conflict_deliver(th);
 }
 
 int valor_region_end(struct valor_thread *th)

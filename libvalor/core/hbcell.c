@@ -322,6 +322,25 @@ void hb_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 	}
 }
 
+/* mremap: the cells' records move to the new addresses. */
+void hb_move(struct valor_thread *th, uint64_t from, uint64_t to,
+	     uint64_t ncells)
+{
+	struct shadow *sh = &th->ctx->shadow;
+
+	for (uint64_t i = 0; i < ncells; i++) {
+		shadow_word *src = shadow_peek(sh, from + i);
+		shadow_word *dst = src || shadow_peek(sh, to + i) ?
+					   shadow_get(sh, to + i) :
+					   NULL;
+
+		if (!dst)
+			continue;
+		/* What was at @to is forgotten (its record leaks to the arena). */
+		atomic_store(dst, src ? atomic_exchange(src, 0) : 0);
+	}
+}
+
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	      bool is_write, bool is_free, uint64_t site)
 {

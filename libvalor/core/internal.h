@@ -167,6 +167,8 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 		 uint64_t site);
 void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size);
+void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
+		  uint64_t ncells);
 void valor_o_validate(struct valor_thread *th, bool reset);
 void valor_o_region_end(struct valor_thread *th);
 uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr);
@@ -175,6 +177,8 @@ void valor_o_thread_fini(struct valor_thread *th);
 
 /* hbcell.c: FastRCD and FastTrack cells */
 void hb_forget(struct valor_thread *th, uintptr_t addr, size_t size);
+void hb_move(struct valor_thread *th, uint64_t from, uint64_t to,
+	     uint64_t ncells);
 
 /* fastrcd.c */
 void fastrcd_access(struct valor_thread *th, uintptr_t addr, size_t size,

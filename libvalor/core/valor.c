@@ -562,6 +562,27 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	th->rlog_n = kept;
 }
 
+/* Our region's ownership of the cell at @p (or of its bytes) ends. */
+static void release_cell(struct valor_thread *th, shadow_word *p)
+{
+	uint64_t w = atomic_load_explicit(p, memory_order_acquire);
+
+	/* Another thread may refine the cell under us: re-check. */
+	while (!vw_refined(w) && (w & VW_ACTIVE) && vw_slot(w) == th->slot &&
+	       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
+		;
+	if (!vw_refined(w))
+		return;
+	for (unsigned b = 0; b < CELL_SIZE; b++) {
+		shadow_word *bp = &vw_block(w)[b];
+		uint64_t bw = atomic_load(bp);
+
+		while ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot &&
+		       !atomic_compare_exchange_weak(bp, &bw, bw & ~VW_ACTIVE))
+			;
+	}
+}
+
 /* Give up ownership of every cell this region wrote. */
 static void release_write_set(struct valor_thread *th)
 {
@@ -577,32 +598,13 @@ static void release_write_set(struct valor_thread *th)
 			atomic_load_explicit(&e->cell, memory_order_relaxed) -
 			1;
 		shadow_word *p;
-		uint64_t w;
 
 		if (e->history_only)
 			continue;
 		p = shadow_peek(&ctx->shadow, cell);
 		if (!p)
 			continue;
-		w = atomic_load_explicit(p, memory_order_acquire);
-		/* Another thread may refine the cell under us: re-check. */
-		while (!vw_refined(w) && (w & VW_ACTIVE) &&
-		       vw_slot(w) == th->slot &&
-		       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
-			;
-		if (vw_refined(w)) {
-			shadow_word *blk = vw_block(w);
-
-			for (unsigned b = 0; b < CELL_SIZE; b++) {
-				uint64_t bw = atomic_load(&blk[b]);
-
-				while ((bw & VW_ACTIVE) &&
-				       vw_slot(bw) == th->slot &&
-				       !atomic_compare_exchange_weak(
-					       &blk[b], &bw, bw & ~VW_ACTIVE))
-					;
-			}
-		}
+		release_cell(th, p);
 	}
 	th->region_start = head;
 }
@@ -832,24 +834,71 @@ void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 	rlog_forget(th, addr, size);
 	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
 	     cell = shadow_next_present(sh, cell + 1, end)) {
-		shadow_word *p = shadow_peek(sh, cell);
-		uint64_t w = atomic_load_explicit(p, memory_order_acquire);
+		release_cell(th, shadow_peek(sh, cell));
+	}
+}
 
-		while (!vw_refined(w) && (w & VW_ACTIVE) &&
-		       vw_slot(w) == th->slot &&
-		       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
-			;
-		if (!vw_refined(w))
+/* A moved word: our ownership moves with it, other regions' ends. */
+static uint64_t moved_word(struct valor_thread *th, uint64_t w, bool *ours)
+{
+	if (!(w & VW_ACTIVE))
+		return w;
+	if (vw_slot(w) == th->slot) {
+		*ours = true;
+		return w;
+	}
+	return w & ~VW_ACTIVE;
+}
+
+/*
+ * mremap: cell words move to the new addresses (refined cells get a copy
+ * of their bytes); the old words stay, inactive, so that pending reads
+ * logged there see no write.
+ */
+void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
+		  uint64_t ncells)
+{
+	struct shadow *sh = &th->ctx->shadow;
+
+	for (uint64_t i = 0; i < ncells; i++) {
+		shadow_word *src = shadow_peek(sh, from + i);
+		shadow_word *dst = src || shadow_peek(sh, to + i) ?
+					   shadow_get(sh, to + i) :
+					   NULL;
+		uint64_t w = src ? atomic_load(src) : 0;
+		bool ours = false;
+
+		if (!dst)
 			continue;
-		for (unsigned b = 0; b < CELL_SIZE; b++) {
-			shadow_word *bp = &vw_block(w)[b];
-			uint64_t bw = atomic_load(bp);
+		if (vw_refined(w)) {
+			shadow_word *blk =
+				arena_alloc(&th->ctx->arena, 8 * sizeof(*blk));
 
-			while ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot &&
-			       !atomic_compare_exchange_weak(bp, &bw,
-							     bw & ~VW_ACTIVE))
-				;
+			if (!blk)
+				return;
+			for (unsigned b = 0; b < CELL_SIZE; b++)
+				atomic_init(
+					&blk[b],
+					moved_word(th,
+						   atomic_load(&vw_block(w)[b]),
+						   &ours));
+			atomic_store(dst, ((uint64_t)(uintptr_t)blk << 8) |
+						  VW_REFINED);
+		} else {
+			atomic_store(dst, moved_word(th, w, &ours));
 		}
+		if (ours) {
+			/* The write set follows; reports keep the write's site. */
+			static const struct ver_window any = { .any = true };
+			struct valor_access_info was = { 0 };
+
+			for (unsigned b = 0; b < CELL_SIZE && !was.site; b++)
+				wlog_find(th->ctx, th->slot, from + i, b, 0,
+					  true, &any, &was);
+			wlog_append(th, to + i, 0xff, vw_ver(w), was.site);
+		}
+		if (src)
+			release_cell(th, src);
 	}
 }
 

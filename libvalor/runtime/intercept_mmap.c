@@ -6,10 +6,8 @@
  * history is cleared.  A new mapping starts with fresh history (address
  * space unmapped behind the program's back, by libc or the kernel, may
  * carry some).  mmap with MAP_FIXED replaces what was there, so that is
- * an unmap first.  mremap moves the contents, but the engine cannot move
- * history: the old range is unmapped (checked, cleared) and the new one
- * starts fresh, so accesses before and after an mremap are never paired
- * (Documentation/runtime-interceptors.md, known gaps).
+ * an unmap first.  mremap moves the contents and their history with them
+ * (valor_move); a shrunk tail is unmapped, a grown one starts fresh.
  *
  * The runtime's own mappings (shadow memory, report tables) come here
  * too and pass through: they are made while the thread is busy.
@@ -99,7 +97,8 @@ RT_INTERCEPTOR void *mremap(void *old, size_t old_len, size_t new_len,
 {
 	struct rt_thread *t;
 	void *new_addr = NULL;
-	void *r;
+	char *r, *o = old;
+	size_t keep;
 
 	if (flags & MREMAP_FIXED) {
 		va_list ap;
@@ -111,12 +110,21 @@ RT_INTERCEPTOR void *mremap(void *old, size_t old_len, size_t new_len,
 	t = rt_icpt_enter();
 	if (!t)
 		return RT_REAL(mremap)(old, old_len, new_len, flags, new_addr);
-	/* old_len 0 duplicates a shared mapping: the old one stays. */
-	unmapping(t, old, old_len, RT_CALLER_PC());
-	if (flags & MREMAP_FIXED)
-		unmapping(t, new_addr, new_len, RT_CALLER_PC());
 	r = RT_REAL(mremap)(old, old_len, new_len, flags, new_addr);
-	mapped(t, r, new_len);
+	if (r == MAP_FAILED)
+		goto out;
+	old_len = page_round(old_len);
+	new_len = page_round(new_len);
+	keep = old_len < new_len ? old_len : new_len;
+	/* old_len 0 duplicates a shared mapping: the old one stays. */
+	if (r != o && keep)
+		/* The data moved and its history with it (LARD R4). */
+		valor_move(t->vt, (uintptr_t)o, (uintptr_t)r, keep);
+	if (old_len > keep)
+		unmapping(t, o + keep, old_len - keep, RT_CALLER_PC());
+	if (new_len > keep)
+		mapped(t, r + keep, new_len - keep);
+out:
 	rt_leave(t);
 	return r;
 }

@@ -4,6 +4,8 @@
  * (most were shrunk by the differential test), and the compact-cell
  * patterns of Valor's cell word that must not refine.
  */
+#include <errno.h>
+
 #include "kselftest_harness.h"
 
 #include "golden.h"
@@ -214,6 +216,38 @@ TEST(forget_clears_history_without_a_check)
 			EXPECT_EQ(2, valor_shadow_version(ctx, X));
 			EXPECT_EQ(0, valor_shadow_version(ctx, X + 64));
 		}
+		valor_ctx_free(ctx);
+	}
+}
+
+/*
+ * mremap: the write moves with the data; the old address has no owner
+ * any more; misaligned or overlapping moves are refused.
+ */
+TEST(move_carries_write_history)
+{
+	for (int a = VALOR_ANALYSIS_VALOR; a <= VALOR_ANALYSIS_FASTTRACK; a++) {
+		struct counter k = { 0 };
+		struct valor_params p = {
+			.analysis = a,
+			.on_conflict = count,
+			.arg = &k,
+		};
+		struct valor_ctx *ctx = valor_ctx_new(&p);
+		struct valor_thread *t1, *t2;
+		const uintptr_t from = 0x100000, to = 0x200000;
+
+		ASSERT_NE(NULL, ctx);
+		t1 = valor_thread_create(ctx, NULL);
+		t2 = valor_thread_create(ctx, NULL);
+		valor_access(t1, from + 8, 8, true, 1);
+		EXPECT_EQ(-EINVAL, valor_move(t1, from + 4, to, 4096));
+		EXPECT_EQ(-EINVAL, valor_move(t1, from, from + 8, 4096));
+		EXPECT_EQ(0, valor_move(t1, from, to, 4096));
+		EXPECT_EQ(0, valor_access(t2, from + 8, 8, false, 2));
+		EXPECT_EQ(1, valor_access(t2, to + 8, 8, false, 3))
+		TH_LOG("%s: the moved write must conflict",
+		       valor_analysis_name(a));
 		valor_ctx_free(ctx);
 	}
 }

@@ -75,6 +75,7 @@
 	X(lockfree_queue, "c")             \
 	X(memcpy_shared, "c")              \
 	X(mmap_reuse, "c")                 \
+	X(mremap_move, "c")                \
 	X(mutex_kinds, "c")                \
 	X(publish_relaxed, "c")            \
 	X(publish_release_acquire, "c")    \

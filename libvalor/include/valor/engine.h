@@ -252,6 +252,20 @@ int valor_free(struct valor_thread *th, uintptr_t addr, size_t size,
 void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size);
 
 /**
+ * valor_move() - @th moved @size bytes of memory from @from to @to
+ *
+ * For mremap(): the data keeps its history at its new address (LARD's
+ * R4), so an access after the move still conflicts with one before it.
+ * What was at @to is forgotten.  @from, @to and @size must be multiples
+ * of 8 and the ranges must not overlap.  Pending reads logged at the old
+ * addresses stay there; ownership held by @th moves with the data, that
+ * of other threads' regions ends.
+ * Return: 0, or -EINVAL.
+ */
+int valor_move(struct valor_thread *th, uintptr_t from, uintptr_t to,
+	       size_t size);
+
+/**
  * valor_region_end() - an explicit region boundary for @th
  *
  * Validates the region's reads and starts a new region; no
