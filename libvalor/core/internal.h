@@ -158,7 +158,15 @@ void thread_deliver(struct valor_thread *th);
 /* report.c */
 void conflict_push(struct valor_thread *th, struct conflict_queue *q,
 		   const struct valor_conflict *c);
-int conflict_deliver(struct valor_thread *th);
+int conflict_deliver_queued(struct valor_thread *th);
+
+/* Deliver what the call found; nothing to do on almost every call. */
+static inline int conflict_deliver(struct valor_thread *th)
+{
+	if (__builtin_expect(!th->lazy.n && !th->eager.n, 1))
+		return 0;
+	return conflict_deliver_queued(th);
+}
 void conflict_queue_free(struct conflict_queue *q);
 
 /* valor.c: Valor-O */

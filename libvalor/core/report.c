@@ -69,12 +69,10 @@ static int deliver_queue(struct valor_thread *th, struct conflict_queue *q)
 	return n;
 }
 
-int conflict_deliver(struct valor_thread *th)
+int conflict_deliver_queued(struct valor_thread *th)
 {
 	int n;
 
-	if (likely(!th->lazy.n && !th->eager.n))
-		return 0;
 	/* Valor's ordering rule: pending read-write conflicts come first. */
 	n = deliver_queue(th, &th->lazy);
 	return n + deliver_queue(th, &th->eager);

@@ -482,6 +482,33 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t cell;
 	uint8_t m;
 
+	/*
+	 * The common cases, inline: an access within one cell that cannot
+	 * conflict -- a write to bytes this region owns already, a read of
+	 * a compact cell no other region owns.
+	 */
+	if (likely((addr & (CELL_SIZE - 1)) + size <= CELL_SIZE)) {
+		shadow_word *p =
+			shadow_peek(&th->ctx->shadow, addr >> CELL_SHIFT);
+		uint64_t w;
+
+		cell = addr >> CELL_SHIFT;
+		m = cell_mask(addr & (CELL_SIZE - 1),
+			      (addr & (CELL_SIZE - 1)) + size);
+		if (likely(p)) {
+			w = atomic_load_explicit(p, memory_order_acquire);
+			if (is_write) {
+				if ((w & VW_ACTIVE) && vw_slot(w) == th->slot &&
+				    !vw_refined(w) && !(m & w & VW_NMASK))
+					return 0;
+			} else if (!vw_refined(w) && (!(w & VW_ACTIVE) ||
+						      vw_slot(w) == th->slot)) {
+				rlog_append(th, cell, w, m, site);
+				return conflict_deliver(th);
+			}
+		}
+	}
+
 	for_each_cell(addr, size, cell, m)
 	{
 		if (is_write) {
