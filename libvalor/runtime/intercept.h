@@ -31,9 +31,11 @@
 #include <features.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -88,7 +90,10 @@
  */
 #define RT_INTERCEPTOR RT_EXPORT __attribute__((weak))
 
-/* The fortified entry points (-D_FORTIFY_SOURCE); no header declares them. */
+/*
+ * The fortified entry points (-D_FORTIFY_SOURCE); no header declares
+ * them without it.
+ */
 void *__memcpy_chk(void *dst, const void *src, size_t n, size_t dstlen);
 void *__memmove_chk(void *dst, const void *src, size_t n, size_t dstlen);
 void *__mempcpy_chk(void *dst, const void *src, size_t n, size_t dstlen);
@@ -98,6 +103,12 @@ char *__stpcpy_chk(char *dst, const char *src, size_t dstlen);
 char *__strncpy_chk(char *dst, const char *src, size_t n, size_t dstlen);
 char *__strcat_chk(char *dst, const char *src, size_t dstlen);
 char *__strncat_chk(char *dst, const char *src, size_t n, size_t dstlen);
+int __printf_chk(int flag, const char *fmt, ...);
+int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
+int __dprintf_chk(int fd, int flag, const char *fmt, ...);
+int __vprintf_chk(int flag, const char *fmt, va_list ap);
+int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
+int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 
 /*
  * Every real function: X(var, symbol, version, optional).  rt_real_<var>
@@ -254,6 +265,24 @@ char *__strncat_chk(char *dst, const char *src, size_t n, size_t dstlen);
 	X(recv, recv, NULL, 0)         \
 	X(recvfrom, recvfrom, NULL, 0)
 
+/* stdio output; printf, fprintf and dprintf call the v* functions. */
+#define RT_REAL_STDIO(X)                           \
+	X(vprintf, vprintf, NULL, 0)               \
+	X(vfprintf, vfprintf, NULL, 0)             \
+	X(vdprintf, vdprintf, NULL, 0)             \
+	X(__vprintf_chk, __vprintf_chk, NULL, 0)   \
+	X(__vfprintf_chk, __vfprintf_chk, NULL, 0) \
+	X(__vdprintf_chk, __vdprintf_chk, NULL, 0) \
+	X(puts, puts, NULL, 0)                     \
+	X(fputs, fputs, NULL, 0)                   \
+	X(fputc, fputc, NULL, 0)                   \
+	X(putc, putc, NULL, 0)                     \
+	X(putchar, putchar, NULL, 0)               \
+	X(fwrite, fwrite, NULL, 0)                 \
+	X(fflush, fflush, NULL, 0)                 \
+	X(fclose, fclose, NULL, 0)                 \
+	X(perror, perror, NULL, 0)
+
 #define RT_REAL_FUNCS(X)       \
 	RT_REAL_PTHREAD(X)     \
 	RT_REAL_CLOCK(X)       \
@@ -262,7 +291,8 @@ char *__strncat_chk(char *dst, const char *src, size_t n, size_t dstlen);
 	RT_REAL_C11(X)         \
 	RT_REAL_MMAP(X)        \
 	RT_REAL_STRING(X)      \
-	RT_REAL_MISC(X)
+	RT_REAL_MISC(X)        \
+	RT_REAL_STDIO(X)
 
 #define RT_REAL_DECLARE(var, sym, version, optional) \
 	extern __typeof__(sym) *rt_real_##var;

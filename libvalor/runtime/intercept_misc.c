@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The rest of what the interceptors need: which modules are
- * instrumented, fork, and the I/O calls (validation of pending reads
- * before output, the buffers they read and write).
+ * instrumented, fork, the I/O calls (validation of pending reads before
+ * output, the buffers they read and write) and stdio's output functions
+ * (validation only).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -410,4 +411,104 @@ RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	}
 	rt_leave(t);
 	return r;
+}
+
+/* ---- stdio output ---- */
+
+/*
+ * stdio writes with libc's internal write, which the write interceptor
+ * never sees.  So, with validate_before_syscalls, the output functions
+ * validate the caller's pending reads before the real call: before the
+ * data is buffered, earlier than it leaves the process, which is safe
+ * (a region's output never leaves before its reads are validated).
+ * fflush and fclose validate too, for output buffered earlier in the
+ * region.  Whatever the caller, as write does; the buffers are not
+ * reported.  Without the option each is the real function behind one
+ * test of it.
+ */
+static __attribute__((noinline)) void validate_caller(void)
+{
+	output_end(rt_icpt_enter());
+}
+
+static inline void before_output(void)
+{
+	if (unlikely(rt.opt.validate_before_syscalls))
+		validate_caller();
+}
+
+/*
+ * name(params): before_output(), then the real name(args).  @params and
+ * @args are parenthesized lists.
+ */
+#define OUTPUT_INTERCEPTOR(type, name, params, args) \
+	RT_INTERCEPTOR type name params              \
+	{                                            \
+		before_output();                     \
+		return RT_REAL(name) args;           \
+	}
+
+/*
+ * The variadic printf family: before_output(), then the real v* function
+ * @vname on @args, in which ap holds the arguments after fmt (the last
+ * named parameter of every one of them).
+ */
+#define PRINTF_INTERCEPTOR(name, vname, params, args) \
+	RT_INTERCEPTOR int name params                \
+	{                                             \
+		va_list ap;                           \
+		int r;                                \
+                                                      \
+		before_output();                      \
+		va_start(ap, fmt);                    \
+		r = RT_REAL(vname) args;              \
+		va_end(ap);                           \
+		return r;                             \
+	}
+
+PRINTF_INTERCEPTOR(printf, vprintf, (const char *fmt, ...), (fmt, ap))
+PRINTF_INTERCEPTOR(fprintf, vfprintf, (FILE *restrict f, const char *fmt, ...),
+		   (f, fmt, ap))
+PRINTF_INTERCEPTOR(dprintf, vdprintf, (int fd, const char *fmt, ...),
+		   (fd, fmt, ap))
+OUTPUT_INTERCEPTOR(int, vprintf, (const char *fmt, va_list ap), (fmt, ap))
+OUTPUT_INTERCEPTOR(int, vfprintf,
+		   (FILE *restrict f, const char *fmt, va_list ap),
+		   (f, fmt, ap))
+OUTPUT_INTERCEPTOR(int, vdprintf, (int fd, const char *fmt, va_list ap),
+		   (fd, fmt, ap))
+
+/* -D_FORTIFY_SOURCE's printf family. */
+PRINTF_INTERCEPTOR(__printf_chk, __vprintf_chk,
+		   (int flag, const char *fmt, ...), (flag, fmt, ap))
+PRINTF_INTERCEPTOR(__fprintf_chk, __vfprintf_chk,
+		   (FILE *restrict f, int flag, const char *fmt, ...),
+		   (f, flag, fmt, ap))
+PRINTF_INTERCEPTOR(__dprintf_chk, __vdprintf_chk,
+		   (int fd, int flag, const char *fmt, ...),
+		   (fd, flag, fmt, ap))
+OUTPUT_INTERCEPTOR(int, __vprintf_chk, (int flag, const char *fmt, va_list ap),
+		   (flag, fmt, ap))
+OUTPUT_INTERCEPTOR(int, __vfprintf_chk,
+		   (FILE *restrict f, int flag, const char *fmt, va_list ap),
+		   (f, flag, fmt, ap))
+OUTPUT_INTERCEPTOR(int, __vdprintf_chk,
+		   (int fd, int flag, const char *fmt, va_list ap),
+		   (fd, flag, fmt, ap))
+
+OUTPUT_INTERCEPTOR(int, puts, (const char *s), (s))
+OUTPUT_INTERCEPTOR(int, fputs, (const char *s, FILE *f), (s, f))
+OUTPUT_INTERCEPTOR(int, fputc, (int c, FILE *f), (c, f))
+OUTPUT_INTERCEPTOR(int, putc, (int c, FILE *f), (c, f))
+OUTPUT_INTERCEPTOR(int, putchar, (int c), (c))
+OUTPUT_INTERCEPTOR(size_t, fwrite,
+		   (const void *p, size_t size, size_t n, FILE *f),
+		   (p, size, n, f))
+OUTPUT_INTERCEPTOR(int, fflush, (FILE *restrict f), (f))
+OUTPUT_INTERCEPTOR(int, fclose, (FILE *restrict f), (f))
+
+RT_INTERCEPTOR void perror(const char *s)
+{
+	before_output();
+	RT_REAL(perror)(s);
 }

@@ -11,6 +11,11 @@
  * copies are not the program's accesses.  Calls inside libc never come
  * here at all.
  *
+ * Each interceptor takes its caller's return address (RT_CALLER_RET() is
+ * only valid in the interceptor's own body) and hands it to a helper
+ * that enters, reports and leaves; the helpers are shared by a family of
+ * functions (strcpy and stpcpy, the plain and the fortified ones, ...).
+ *
  * Nothing here calls a string function by name: the runtime defines
  * them, so that would be this file again.  RT_REAL(name) is libc's.
  */
@@ -19,83 +24,82 @@
 #endif
 #include "intercept.h"
 
-#include <errno.h>
+/*
+ * On the entered thread @t, for the call whose caller returns to @ret:
+ * reads of @rn bytes at @r1 and, unless NULL, at @r2, then a write of
+ * @wn bytes at @w.  Empty ranges report nothing.
+ */
+static inline __attribute__((always_inline)) void
+accesses(struct rt_thread *t, uintptr_t ret, const void *r1, const void *r2,
+	 size_t rn, const void *w, size_t wn)
+{
+	rt_icpt_access(t, r1, rn, false, ret - 1);
+	if (r2)
+		rt_icpt_access(t, r2, rn, false, ret - 1);
+	rt_icpt_access(t, w, wn, true, ret - 1);
+}
 
-/* Inside an interceptor: the caller's thread if the call is analysed. */
+/* accesses(), entering and leaving, if the call is analysed. */
+static inline __attribute__((always_inline)) void
+report(uintptr_t ret, const void *r1, const void *r2, size_t rn, const void *w,
+       size_t wn)
+{
+	struct rt_thread *t = rt_icpt_enter_mem(ret);
+
+	if (t) {
+		accesses(t, ret, r1, r2, rn, w, wn);
+		rt_leave(t);
+	}
+}
+
+/* Inside an interceptor: the caller's accesses, if its call is analysed. */
+#define REPORT_READ(p, n) report(RT_CALLER_RET(), p, NULL, n, NULL, 0)
+#define REPORT_READ2(a, b, n) report(RT_CALLER_RET(), a, b, n, NULL, 0)
+#define REPORT_WRITE(p, n) report(RT_CALLER_RET(), NULL, NULL, 0, p, n)
+#define REPORT_COPY(dst, src, n) report(RT_CALLER_RET(), src, NULL, n, dst, n)
+
+/*
+ * For the searches whose ranges cost a strlen, computed only when the
+ * call is analysed: the caller's thread, then its accesses.
+ */
 #define ENTER() rt_icpt_enter_mem(RT_CALLER_RET())
 #define READ(t, p, n) rt_icpt_access(t, p, n, false, RT_CALLER_PC())
-#define WRITE(t, p, n) rt_icpt_access(t, p, n, true, RT_CALLER_PC())
+
+/* strnlen, or strlen when @max is SIZE_MAX (strcat, strdup: no limit). */
+static size_t bounded_len(const char *s, size_t max)
+{
+	return max == SIZE_MAX ? RT_REAL(strlen)(s) : RT_REAL(strnlen)(s, max);
+}
 
 /* ---- memory ---- */
 
-RT_INTERCEPTOR void *memcpy(void *restrict dst, const void *restrict src,
-			    size_t n)
-{
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		READ(t, src, n);
-		WRITE(t, dst, n);
-		rt_leave(t);
+/* name(dst, src, n): reads n objects of type @unit at src, writes n at dst. */
+#define COPY_INTERCEPTOR(name, type, unit)                              \
+	RT_INTERCEPTOR type *name(type *dst, const type *src, size_t n) \
+	{                                                               \
+		REPORT_COPY(dst, src, n * sizeof(unit));                \
+		return RT_REAL(name)(dst, src, n);                      \
 	}
-	return RT_REAL(memcpy)(dst, src, n);
-}
 
-RT_INTERCEPTOR void *memmove(void *dst, const void *src, size_t n)
-{
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		READ(t, src, n);
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
-	return RT_REAL(memmove)(dst, src, n);
-}
-
-RT_INTERCEPTOR void *mempcpy(void *restrict dst, const void *restrict src,
-			     size_t n)
-{
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		READ(t, src, n);
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
-	return RT_REAL(mempcpy)(dst, src, n);
-}
+COPY_INTERCEPTOR(memcpy, void, char)
+COPY_INTERCEPTOR(memmove, void, char)
+COPY_INTERCEPTOR(mempcpy, void, char)
 
 RT_INTERCEPTOR void *memset(void *dst, int c, size_t n)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
+	REPORT_WRITE(dst, n);
 	return RT_REAL(memset)(dst, c, n);
 }
 
 RT_INTERCEPTOR void bzero(void *dst, size_t n)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
+	REPORT_WRITE(dst, n);
 	RT_REAL(bzero)(dst, n);
 }
 
 RT_INTERCEPTOR void explicit_bzero(void *dst, size_t n)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
+	REPORT_WRITE(dst, n);
 	if (RT_REAL(explicit_bzero)) {
 		rt_real_explicit_bzero(dst, n);
 		return;
@@ -111,53 +115,31 @@ RT_INTERCEPTOR void explicit_bzero(void *dst, size_t n)
  */
 RT_INTERCEPTOR int memcmp(const void *a, const void *b, size_t n)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		READ(t, a, n);
-		READ(t, b, n);
-		rt_leave(t);
-	}
+	REPORT_READ2(a, b, n);
 	return RT_REAL(memcmp)(a, b, n);
 }
 
 RT_INTERCEPTOR int bcmp(const void *a, const void *b, size_t n)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		READ(t, a, n);
-		READ(t, b, n);
-		rt_leave(t);
-	}
+	REPORT_READ2(a, b, n);
 	return RT_REAL(bcmp)(a, b, n);
 }
 
 RT_INTERCEPTOR void *memchr(const void *s, int c, size_t n)
 {
-	struct rt_thread *t = ENTER();
 	void *r = RT_REAL(memchr)(s, c, n);
 
-	if (t) {
-		READ(t, s,
-		     r ? (size_t)((const char *)r - (const char *)s) + 1 : n);
-		rt_leave(t);
-	}
+	REPORT_READ(s, r ? (size_t)((const char *)r - (const char *)s) + 1 : n);
 	return r;
 }
 
 RT_INTERCEPTOR void *memrchr(const void *s, int c, size_t n)
 {
-	struct rt_thread *t = ENTER();
 	void *r = RT_REAL(memrchr)(s, c, n);
+	/* Searched from the end down to the match. */
+	const char *from = r ? r : s;
 
-	if (t) {
-		/* Searched from the end down to the match. */
-		const char *from = r ? r : s;
-
-		READ(t, from, (size_t)((const char *)s + n - from));
-		rt_leave(t);
-	}
+	REPORT_READ(from, (size_t)((const char *)s + n - from));
 	return r;
 }
 
@@ -165,25 +147,17 @@ RT_INTERCEPTOR void *memrchr(const void *s, int c, size_t n)
 
 RT_INTERCEPTOR size_t strlen(const char *s)
 {
-	struct rt_thread *t = ENTER();
 	size_t n = RT_REAL(strlen)(s);
 
-	if (t) {
-		READ(t, s, n + 1);
-		rt_leave(t);
-	}
+	REPORT_READ(s, n + 1);
 	return n;
 }
 
 RT_INTERCEPTOR size_t strnlen(const char *s, size_t max)
 {
-	struct rt_thread *t = ENTER();
 	size_t n = RT_REAL(strnlen)(s, max);
 
-	if (t) {
-		READ(t, s, n < max ? n + 1 : n);
-		rt_leave(t);
-	}
+	REPORT_READ(s, n < max ? n + 1 : n);
 	return n;
 }
 
@@ -201,13 +175,9 @@ RT_INTERCEPTOR char *strchr(const char *s, int c)
 
 RT_INTERCEPTOR char *strchrnul(const char *s, int c)
 {
-	struct rt_thread *t = ENTER();
 	char *r = RT_REAL(strchrnul)(s, c);
 
-	if (t) {
-		READ(t, s, (size_t)(r - s) + 1);
-		rt_leave(t);
-	}
+	REPORT_READ(s, (size_t)(r - s) + 1);
 	return r;
 }
 
@@ -258,134 +228,172 @@ static size_t compared(const char *a, const char *b, size_t max, int *res)
 	return max;
 }
 
-RT_INTERCEPTOR int strcmp(const char *a, const char *b)
+/*
+ * strncmp (strcmp: @max SIZE_MAX) when the call is analysed: compares in
+ * the runtime, to know where the comparison stopped, reports both
+ * strings up to there, and returns true with the result in *@res.
+ */
+static bool analysed_strncmp(uintptr_t ret, const char *a, const char *b,
+			     size_t max, int *res)
 {
-	struct rt_thread *t = ENTER();
-	size_t n;
-	int res;
+	struct rt_thread *t = rt_icpt_enter_mem(ret);
 
 	if (!t)
-		return RT_REAL(strcmp)(a, b);
-	n = compared(a, b, SIZE_MAX, &res);
-	READ(t, a, n);
-	READ(t, b, n);
+		return false;
+	accesses(t, ret, a, b, compared(a, b, max, res), NULL, 0);
 	rt_leave(t);
-	return res;
+	return true;
+}
+
+RT_INTERCEPTOR int strcmp(const char *a, const char *b)
+{
+	int res;
+
+	if (analysed_strncmp(RT_CALLER_RET(), a, b, SIZE_MAX, &res))
+		return res;
+	return RT_REAL(strcmp)(a, b);
 }
 
 RT_INTERCEPTOR int strncmp(const char *a, const char *b, size_t max)
 {
-	struct rt_thread *t = ENTER();
-	size_t n;
 	int res;
 
-	if (!t)
-		return RT_REAL(strncmp)(a, b, max);
-	n = compared(a, b, max, &res);
-	READ(t, a, n);
-	READ(t, b, n);
-	rt_leave(t);
-	return res;
+	if (analysed_strncmp(RT_CALLER_RET(), a, b, max, &res))
+		return res;
+	return RT_REAL(strncmp)(a, b, max);
 }
 
 /* ---- strings: copies ---- */
 
-RT_INTERCEPTOR char *strcpy(char *restrict dst, const char *restrict src)
+/*
+ * strcpy's ranges on the entered thread @t: src and its terminator read,
+ * as many bytes of dst written, unless they overflow @dstlen (SIZE_MAX
+ * but for the fortified entry points).  Returns that count.
+ */
+static size_t strcpy_ranges(struct rt_thread *t, uintptr_t ret, char *dst,
+			    const char *src, size_t dstlen)
 {
-	struct rt_thread *t = ENTER();
+	size_t n = RT_REAL(strlen)(src) + 1;
+
+	if (n <= dstlen)
+		accesses(t, ret, src, NULL, n, dst, n);
+	return n;
+}
+
+/*
+ * strcpy and stpcpy when the call is analysed: report, copy, and return
+ * the bytes copied, terminator included; 0 (nothing copied) when not.
+ */
+static size_t analysed_strcpy(uintptr_t ret, char *dst, const char *src)
+{
+	struct rt_thread *t = rt_icpt_enter_mem(ret);
 	size_t n;
 
 	if (!t)
-		return RT_REAL(strcpy)(dst, src);
-	n = RT_REAL(strlen)(src) + 1;
-	READ(t, src, n);
-	WRITE(t, dst, n);
+		return 0;
+	n = strcpy_ranges(t, ret, dst, src, SIZE_MAX);
 	rt_leave(t);
 	RT_REAL(memcpy)(dst, src, n);
-	return dst;
+	return n;
+}
+
+RT_INTERCEPTOR char *strcpy(char *restrict dst, const char *restrict src)
+{
+	size_t n = analysed_strcpy(RT_CALLER_RET(), dst, src);
+
+	return n ? dst : RT_REAL(strcpy)(dst, src);
 }
 
 RT_INTERCEPTOR char *stpcpy(char *restrict dst, const char *restrict src)
 {
-	struct rt_thread *t = ENTER();
-	size_t n;
+	size_t n = analysed_strcpy(RT_CALLER_RET(), dst, src);
 
-	if (!t)
-		return RT_REAL(stpcpy)(dst, src);
-	n = RT_REAL(strlen)(src) + 1;
-	READ(t, src, n);
-	WRITE(t, dst, n);
-	rt_leave(t);
-	RT_REAL(memcpy)(dst, src, n);
-	return dst + n - 1;
+	return n ? dst + n - 1 : RT_REAL(stpcpy)(dst, src);
 }
 
 /* strncpy and stpncpy read up to n bytes of src and write all n of dst. */
-RT_INTERCEPTOR char *strncpy(char *restrict dst, const char *restrict src,
-			     size_t n)
+static void report_strncpy(uintptr_t ret, char *dst, const char *src, size_t n)
 {
-	struct rt_thread *t = ENTER();
+	struct rt_thread *t = rt_icpt_enter_mem(ret);
 
 	if (t) {
 		size_t sl = RT_REAL(strnlen)(src, n);
 
-		READ(t, src, sl < n ? sl + 1 : n);
-		WRITE(t, dst, n);
+		accesses(t, ret, src, NULL, sl < n ? sl + 1 : n, dst, n);
 		rt_leave(t);
 	}
+}
+
+RT_INTERCEPTOR char *strncpy(char *restrict dst, const char *restrict src,
+			     size_t n)
+{
+	report_strncpy(RT_CALLER_RET(), dst, src, n);
 	return RT_REAL(strncpy)(dst, src, n);
 }
 
 RT_INTERCEPTOR char *stpncpy(char *restrict dst, const char *restrict src,
 			     size_t n)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		size_t sl = RT_REAL(strnlen)(src, n);
-
-		READ(t, src, sl < n ? sl + 1 : n);
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
+	report_strncpy(RT_CALLER_RET(), dst, src, n);
 	return RT_REAL(stpncpy)(dst, src, n);
+}
+
+/*
+ * strncat's ranges (strcat's with @max SIZE_MAX) on the entered thread
+ * @t: dst's string and terminator and at most @max bytes of src read,
+ * the appended bytes and the new terminator written, unless that
+ * overflows @dstlen (SIZE_MAX but for the fortified entry points).
+ * Returns how many bytes of src are appended; *@dl gets dst's length.
+ */
+static size_t append_ranges(struct rt_thread *t, uintptr_t ret, char *dst,
+			    const char *src, size_t max, size_t dstlen,
+			    size_t *dl)
+{
+	size_t sl;
+
+	*dl = RT_REAL(strlen)(dst);
+	sl = bounded_len(src, max);
+	if (*dl + sl + 1 <= dstlen) {
+		accesses(t, ret, dst, NULL, *dl + 1, NULL, 0);
+		accesses(t, ret, src, NULL, sl < max ? sl + 1 : sl, dst + *dl,
+			 sl + 1);
+	}
+	return sl;
+}
+
+/*
+ * strncat (strcat: @max SIZE_MAX) when the call is analysed: report,
+ * append at most @max bytes of src and a terminator, and return true.
+ */
+static bool analysed_strncat(uintptr_t ret, char *dst, const char *src,
+			     size_t max)
+{
+	struct rt_thread *t = rt_icpt_enter_mem(ret);
+	size_t dl, sl;
+
+	if (!t)
+		return false;
+	sl = append_ranges(t, ret, dst, src, max, SIZE_MAX, &dl);
+	rt_leave(t);
+	RT_REAL(memcpy)(dst + dl, src, sl);
+	dst[dl + sl] = 0;
+	return true;
 }
 
 RT_INTERCEPTOR char *strcat(char *restrict dst, const char *restrict src)
 {
-	struct rt_thread *t = ENTER();
-	size_t dl, sl;
-
-	if (!t)
-		return RT_REAL(strcat)(dst, src);
-	dl = RT_REAL(strlen)(dst);
-	sl = RT_REAL(strlen)(src);
-	READ(t, dst, dl + 1);
-	READ(t, src, sl + 1);
-	WRITE(t, dst + dl, sl + 1);
-	rt_leave(t);
-	RT_REAL(memcpy)(dst + dl, src, sl + 1);
-	return dst;
+	if (analysed_strncat(RT_CALLER_RET(), dst, src, SIZE_MAX))
+		return dst;
+	return RT_REAL(strcat)(dst, src);
 }
 
 /* Appends at most n bytes of src, then a terminator. */
 RT_INTERCEPTOR char *strncat(char *restrict dst, const char *restrict src,
 			     size_t n)
 {
-	struct rt_thread *t = ENTER();
-	size_t dl, sl;
-
-	if (!t)
-		return RT_REAL(strncat)(dst, src, n);
-	dl = RT_REAL(strlen)(dst);
-	sl = RT_REAL(strnlen)(src, n);
-	READ(t, dst, dl + 1);
-	READ(t, src, sl < n ? sl + 1 : sl);
-	WRITE(t, dst + dl, sl + 1);
-	rt_leave(t);
-	RT_REAL(memcpy)(dst + dl, src, sl);
-	dst[dl + sl] = 0;
-	return dst;
+	if (analysed_strncat(RT_CALLER_RET(), dst, src, n))
+		return dst;
+	return RT_REAL(strncat)(dst, src, n);
 }
 
 /*
@@ -413,85 +421,59 @@ static char *dup_block(struct rt_thread *t, const char *s, size_t len,
 	return p;
 }
 
-RT_INTERCEPTOR char *strdup(const char *s)
+/*
+ * strndup (strdup: @max SIZE_MAX) when the thread may analyse: the copy
+ * in *@p (NULL when out of memory), and true.
+ */
+static bool analysed_strndup(uintptr_t ret, const char *s, size_t max, char **p)
 {
 	struct rt_thread *t = rt_icpt_enter();
 	size_t len;
-	char *p;
 
 	if (!t)
-		return RT_REAL(strdup)(s);
-	len = RT_REAL(strlen)(s);
-	if (caller_checked(RT_CALLER_RET()))
-		READ(t, s, len + 1);
-	p = dup_block(t, s, len, RT_CALLER_PC());
+		return false;
+	len = bounded_len(s, max);
+	if (caller_checked(ret))
+		accesses(t, ret, s, NULL, len < max ? len + 1 : len, NULL, 0);
+	*p = dup_block(t, s, len, ret - 1);
 	rt_leave(t);
-	return p;
+	return true;
+}
+
+RT_INTERCEPTOR char *strdup(const char *s)
+{
+	char *p;
+
+	if (analysed_strndup(RT_CALLER_RET(), s, SIZE_MAX, &p))
+		return p;
+	return RT_REAL(strdup)(s);
 }
 
 RT_INTERCEPTOR char *strndup(const char *s, size_t n)
 {
-	struct rt_thread *t = rt_icpt_enter();
-	size_t len;
 	char *p;
 
-	if (!t)
-		return RT_REAL(strndup)(s, n);
-	len = RT_REAL(strnlen)(s, n);
-	if (caller_checked(RT_CALLER_RET()))
-		READ(t, s, len < n ? len + 1 : len);
-	p = dup_block(t, s, len, RT_CALLER_PC());
-	rt_leave(t);
-	return p;
+	if (analysed_strndup(RT_CALLER_RET(), s, n, &p))
+		return p;
+	return RT_REAL(strndup)(s, n);
 }
 
 /* ---- wide characters ---- */
 
-RT_INTERCEPTOR wchar_t *wmemcpy(wchar_t *restrict dst,
-				const wchar_t *restrict src, size_t n)
-{
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		READ(t, src, n * sizeof(wchar_t));
-		WRITE(t, dst, n * sizeof(wchar_t));
-		rt_leave(t);
-	}
-	return RT_REAL(wmemcpy)(dst, src, n);
-}
-
-RT_INTERCEPTOR wchar_t *wmemmove(wchar_t *dst, const wchar_t *src, size_t n)
-{
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		READ(t, src, n * sizeof(wchar_t));
-		WRITE(t, dst, n * sizeof(wchar_t));
-		rt_leave(t);
-	}
-	return RT_REAL(wmemmove)(dst, src, n);
-}
+COPY_INTERCEPTOR(wmemcpy, wchar_t, wchar_t)
+COPY_INTERCEPTOR(wmemmove, wchar_t, wchar_t)
 
 RT_INTERCEPTOR wchar_t *wmemset(wchar_t *dst, wchar_t c, size_t n)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		WRITE(t, dst, n * sizeof(wchar_t));
-		rt_leave(t);
-	}
+	REPORT_WRITE(dst, n * sizeof(wchar_t));
 	return RT_REAL(wmemset)(dst, c, n);
 }
 
 RT_INTERCEPTOR size_t wcslen(const wchar_t *s)
 {
-	struct rt_thread *t = ENTER();
 	size_t n = RT_REAL(wcslen)(s);
 
-	if (t) {
-		READ(t, s, (n + 1) * sizeof(wchar_t));
-		rt_leave(t);
-	}
+	REPORT_READ(s, (n + 1) * sizeof(wchar_t));
 	return n;
 }
 
@@ -502,136 +484,80 @@ RT_INTERCEPTOR size_t wcslen(const wchar_t *s)
  * function.  A call that overflows its destination goes straight to the
  * real one, which aborts the program, without a report of the overflow.
  */
-RT_INTERCEPTOR void *__memcpy_chk(void *dst, const void *src, size_t n,
-				  size_t dstlen)
-{
-	struct rt_thread *t = n <= dstlen ? ENTER() : NULL;
-
-	if (t) {
-		READ(t, src, n);
-		WRITE(t, dst, n);
-		rt_leave(t);
+#define COPY_CHK_INTERCEPTOR(name)                                      \
+	RT_INTERCEPTOR void *name(void *dst, const void *src, size_t n, \
+				  size_t dstlen)                        \
+	{                                                               \
+		if (n <= dstlen)                                        \
+			REPORT_COPY(dst, src, n);                       \
+		return RT_REAL(name)(dst, src, n, dstlen);              \
 	}
-	return RT_REAL(__memcpy_chk)(dst, src, n, dstlen);
-}
 
-RT_INTERCEPTOR void *__memmove_chk(void *dst, const void *src, size_t n,
-				   size_t dstlen)
-{
-	struct rt_thread *t = n <= dstlen ? ENTER() : NULL;
-
-	if (t) {
-		READ(t, src, n);
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
-	return RT_REAL(__memmove_chk)(dst, src, n, dstlen);
-}
-
-RT_INTERCEPTOR void *__mempcpy_chk(void *dst, const void *src, size_t n,
-				   size_t dstlen)
-{
-	struct rt_thread *t = n <= dstlen ? ENTER() : NULL;
-
-	if (t) {
-		READ(t, src, n);
-		WRITE(t, dst, n);
-		rt_leave(t);
-	}
-	return RT_REAL(__mempcpy_chk)(dst, src, n, dstlen);
-}
+COPY_CHK_INTERCEPTOR(__memcpy_chk)
+COPY_CHK_INTERCEPTOR(__memmove_chk)
+COPY_CHK_INTERCEPTOR(__mempcpy_chk)
 
 RT_INTERCEPTOR void *__memset_chk(void *dst, int c, size_t n, size_t dstlen)
 {
-	struct rt_thread *t = n <= dstlen ? ENTER() : NULL;
+	if (n <= dstlen)
+		REPORT_WRITE(dst, n);
+	return RT_REAL(__memset_chk)(dst, c, n, dstlen);
+}
+
+/* __strcpy_chk and __stpcpy_chk: strcpy's ranges if the copy fits. */
+static void report_strcpy_chk(uintptr_t ret, char *dst, const char *src,
+			      size_t dstlen)
+{
+	struct rt_thread *t = rt_icpt_enter_mem(ret);
 
 	if (t) {
-		WRITE(t, dst, n);
+		strcpy_ranges(t, ret, dst, src, dstlen);
 		rt_leave(t);
 	}
-	return RT_REAL(__memset_chk)(dst, c, n, dstlen);
 }
 
 RT_INTERCEPTOR char *__strcpy_chk(char *dst, const char *src, size_t dstlen)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		size_t n = RT_REAL(strlen)(src) + 1;
-
-		if (n <= dstlen) {
-			READ(t, src, n);
-			WRITE(t, dst, n);
-		}
-		rt_leave(t);
-	}
+	report_strcpy_chk(RT_CALLER_RET(), dst, src, dstlen);
 	return RT_REAL(__strcpy_chk)(dst, src, dstlen);
 }
 
 RT_INTERCEPTOR char *__stpcpy_chk(char *dst, const char *src, size_t dstlen)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		size_t n = RT_REAL(strlen)(src) + 1;
-
-		if (n <= dstlen) {
-			READ(t, src, n);
-			WRITE(t, dst, n);
-		}
-		rt_leave(t);
-	}
+	report_strcpy_chk(RT_CALLER_RET(), dst, src, dstlen);
 	return RT_REAL(__stpcpy_chk)(dst, src, dstlen);
 }
 
 RT_INTERCEPTOR char *__strncpy_chk(char *dst, const char *src, size_t n,
 				   size_t dstlen)
 {
-	struct rt_thread *t = n <= dstlen ? ENTER() : NULL;
+	if (n <= dstlen)
+		report_strncpy(RT_CALLER_RET(), dst, src, n);
+	return RT_REAL(__strncpy_chk)(dst, src, n, dstlen);
+}
+
+/* __strcat_chk and __strncat_chk: strncat's ranges if the result fits. */
+static void report_strncat_chk(uintptr_t ret, char *dst, const char *src,
+			       size_t max, size_t dstlen)
+{
+	struct rt_thread *t = rt_icpt_enter_mem(ret);
+	size_t dl;
 
 	if (t) {
-		size_t sl = RT_REAL(strnlen)(src, n);
-
-		READ(t, src, sl < n ? sl + 1 : n);
-		WRITE(t, dst, n);
+		append_ranges(t, ret, dst, src, max, dstlen, &dl);
 		rt_leave(t);
 	}
-	return RT_REAL(__strncpy_chk)(dst, src, n, dstlen);
 }
 
 RT_INTERCEPTOR char *__strcat_chk(char *dst, const char *src, size_t dstlen)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		size_t dl = RT_REAL(strlen)(dst);
-		size_t sl = RT_REAL(strlen)(src);
-
-		if (dl + sl + 1 <= dstlen) {
-			READ(t, dst, dl + 1);
-			READ(t, src, sl + 1);
-			WRITE(t, dst + dl, sl + 1);
-		}
-		rt_leave(t);
-	}
+	report_strncat_chk(RT_CALLER_RET(), dst, src, SIZE_MAX, dstlen);
 	return RT_REAL(__strcat_chk)(dst, src, dstlen);
 }
 
 RT_INTERCEPTOR char *__strncat_chk(char *dst, const char *src, size_t n,
 				   size_t dstlen)
 {
-	struct rt_thread *t = ENTER();
-
-	if (t) {
-		size_t dl = RT_REAL(strlen)(dst);
-		size_t sl = RT_REAL(strnlen)(src, n);
-
-		if (dl + sl + 1 <= dstlen) {
-			READ(t, dst, dl + 1);
-			READ(t, src, sl < n ? sl + 1 : sl);
-			WRITE(t, dst + dl, sl + 1);
-		}
-		rt_leave(t);
-	}
+	report_strncat_chk(RT_CALLER_RET(), dst, src, n, dstlen);
 	return RT_REAL(__strncat_chk)(dst, src, n, dstlen);
 }

@@ -168,6 +168,13 @@ void rt_free_range(uintptr_t addr, size_t size, uintptr_t pc);
 void rt_lock(atomic_int *l);
 void rt_unlock(atomic_int *l);
 
+/*
+ * A start-up error (options, the log, the suppressions file): the
+ * message to stderr, then _exit(2).  No malloc, no log.
+ */
+__attribute__((format(printf, 1, 2), noreturn)) void rt_die(const char *fmt,
+							    ...);
+
 /* Write to the report log (the log_path option), no malloc, no stdio. */
 void rt_log_write(const char *buf, size_t len);
 __attribute__((format(printf, 1, 2))) void rt_log_printf(const char *fmt, ...);

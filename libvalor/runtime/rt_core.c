@@ -87,10 +87,7 @@ void rt_log_printf(const char *fmt, ...)
 }
 
 /* Before the log exists, and for errors about the log itself. */
-static void die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
+void rt_die(const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -215,8 +212,8 @@ static void opt_defaults(struct rt_options *o)
 					strlen(opt_table[i].def));
 
 		if (e)
-			die("valor: internal: default of option '%s' %s\n",
-			    opt_table[i].name, e);
+			rt_die("valor: internal: default of option '%s' %s\n",
+			       opt_table[i].name, e);
 	}
 }
 
@@ -238,9 +235,9 @@ static void opt_parse(struct rt_options *o, const char *s)
 			s++;
 		eq = memchr(key, '=', (size_t)(s - key));
 		if (!eq)
-			die("valor: VALOR_OPTIONS: '%.*s' is not key=value "
-			    "(run `valor run --help` for the options)\n",
-			    (int)(s - key), key);
+			rt_die("valor: VALOR_OPTIONS: '%.*s' is not key=value "
+			       "(run `valor run --help` for the options)\n",
+			       (int)(s - key), key);
 		klen = (size_t)(eq - key);
 		val = eq + 1;
 		vlen = (size_t)(s - val);
@@ -249,15 +246,15 @@ static void opt_parse(struct rt_options *o, const char *s)
 			    !strncmp(opt_table[i].name, key, klen))
 				d = &opt_table[i];
 		if (!d)
-			die("valor: VALOR_OPTIONS: unknown option '%.*s' "
-			    "(run `valor run --help` for the options)\n",
-			    (int)klen, key);
+			rt_die("valor: VALOR_OPTIONS: unknown option '%.*s' "
+			       "(run `valor run --help` for the options)\n",
+			       (int)klen, key);
 		err = opt_set(o, d, val, vlen);
 		if (err)
-			die("valor: VALOR_OPTIONS: option '%s' %s: '%.*s'%s%s\n",
-			    d->name, err, (int)vlen, val,
-			    d->values ? "; one of " : "",
-			    d->values ? d->values : "");
+			rt_die("valor: VALOR_OPTIONS: option '%s' %s: '%.*s'%s%s\n",
+			       d->name, err, (int)vlen, val,
+			       d->values ? "; one of " : "",
+			       d->values ? d->values : "");
 	}
 }
 
@@ -282,9 +279,9 @@ static void open_log(void)
 		snprintf(path, sizeof(path), "%s", p);
 	log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log_fd < 0)
-		die("valor: cannot open log_path '%s': %s "
-		    "(give a writable file, or stderr)\n",
-		    path, strerror(errno));
+		rt_die("valor: cannot open log_path '%s': %s "
+		       "(give a writable file, or stderr)\n",
+		       path, strerror(errno));
 }
 
 /* ---- threads ---- */
@@ -444,8 +441,8 @@ static struct valor_ctx *new_context(void)
 	struct valor_ctx *ctx = valor_ctx_new(&p);
 
 	if (!ctx)
-		die("valor: cannot create the analysis context: %s\n",
-		    strerror(errno));
+		rt_die("valor: cannot create the analysis context: %s\n",
+		       strerror(errno));
 	return ctx;
 }
 
@@ -496,7 +493,7 @@ void rt_init(void)
 
 	main_thread = rt_thread_new(NULL);
 	if (!main_thread)
-		die("valor: out of memory at start-up\n");
+		rt_die("valor: out of memory at start-up\n");
 	rt_thread_start(main_thread);
 	atexit(rt_atexit);
 	rt_starting = false;
@@ -522,7 +519,7 @@ void rt_after_fork_child(void)
 	rt.ctx = new_context();
 	t = rt_thread_new(NULL);
 	if (!t)
-		die("valor: out of memory after fork\n");
+		rt_die("valor: out of memory after fork\n");
 	rt_thread_start(t);
 }
 

@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,27 +54,6 @@ static atomic_int loaded; /* 0 no, 1 loading, 2 yes */
 static struct suppression *supps;
 static unsigned nsupps;
 
-static void fail(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void fail(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0) {
-		ssize_t ignored = write(
-			2, buf,
-			(size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-		(void)ignored;
-	}
-	_exit(2);
-}
-
 static char *read_file(const char *path, size_t *len)
 {
 	struct stat st;
@@ -84,23 +62,23 @@ static char *read_file(const char *path, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st))
-		fail("valor: cannot read suppressions file '%s': %s\n", path,
-		     strerror(errno));
+		rt_die("valor: cannot read suppressions file '%s': %s\n", path,
+		       strerror(errno));
 	/* One spare byte for the final NUL; files in /proc say size 0. */
 	cap = (size_t)st.st_size + 4096;
 	buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
-		fail("valor: cannot read suppressions file '%s': %s\n", path,
-		     strerror(errno));
+		rt_die("valor: cannot read suppressions file '%s': %s\n", path,
+		       strerror(errno));
 	for (;;) {
 		ssize_t r = read(fd, buf + n, cap - 1 - n);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			fail("valor: cannot read suppressions file '%s': %s\n",
-			     path, strerror(errno));
+			rt_die("valor: cannot read suppressions file '%s': %s\n",
+			       path, strerror(errno));
 		if (!r || n + (size_t)r == cap - 1)
 			break;
 		n += (size_t)r;
@@ -132,7 +110,7 @@ static void parse(const char *path, char *text, size_t len)
 	supps = mmap(NULL, lines * sizeof(*supps), PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (supps == MAP_FAILED)
-		fail("valor: out of memory reading '%s'\n", path);
+		rt_die("valor: out of memory reading '%s'\n", path);
 	while (p < end) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		char *line_end = nl ? nl : end, *line, *colon, *pattern;
@@ -145,8 +123,8 @@ static void parse(const char *path, char *text, size_t len)
 			continue;
 		colon = strchr(line, ':');
 		if (!colon)
-			fail("valor: %s:%u: expected TYPE:PATTERN, got '%s'\n",
-			     path, lineno, line);
+			rt_die("valor: %s:%u: expected TYPE:PATTERN, got '%s'\n",
+			       path, lineno, line);
 		*colon = 0;
 		pattern = trim(colon + 1, colon + 1 + strlen(colon + 1));
 		line = trim(line, colon);
@@ -154,11 +132,11 @@ static void parse(const char *path, char *text, size_t len)
 			if (!strcmp(supp_types[t].name, line))
 				break;
 		if (t == sizeof(supp_types) / sizeof(supp_types[0]))
-			fail("valor: %s:%u: unknown suppression type '%s' "
-			     "(race, race_top or conflict)\n",
-			     path, lineno, line);
+			rt_die("valor: %s:%u: unknown suppression type '%s' "
+			       "(race, race_top or conflict)\n",
+			       path, lineno, line);
 		if (!*pattern)
-			fail("valor: %s:%u: empty pattern\n", path, lineno);
+			rt_die("valor: %s:%u: empty pattern\n", path, lineno);
 		supps[nsupps].type = supp_types[t].type;
 		supps[nsupps].type_name = supp_types[t].name;
 		supps[nsupps].pattern = pattern;

@@ -12,6 +12,10 @@
  *     printed; exitcode changes the status; suppressions (by function
  *     and by file, TSan's race: lines) hide exactly what they name, and
  *     print_suppressions lists them;
+ *   - validate_before_syscalls reports a read-write conflict before the
+ *     program's stdio output leaves the process (every stdio output
+ *     function, plain and fortified), and without it after (on
+ *     stale_output.c, which the test writes out itself);
  *   - with gcc and with clang: separate compile and link steps, a static
  *     archive of instrumented objects, and an instrumented shared library
  *     used by an instrumented executable all report the race with both
@@ -93,35 +97,61 @@ static void expand(const struct env *e, const char *word, char *out,
 }
 
 /*
- * Build with `valor cc --compiler=<the env's>` and the compiler arguments
- * that follow (NULL-terminated), in which $P stands for
+ * Run the build command @prefix (NULL-terminated) followed by the
+ * arguments in @ap (NULL-terminated), in which $P stands for
  * tests/runtime/programs, $O for the output directory, $S for sched.o
  * and $I for the directory of sched.h.  @name names the build log.
  */
-static bool valor_cc(struct __test_metadata *_metadata, const struct env *e,
-		     const char *name, ...)
+static bool build_va(struct __test_metadata *_metadata, const struct env *e,
+		     const char *name, const char *const prefix[], va_list ap)
 {
 	struct argv_buf *cmd = malloc(sizeof(*cmd));
 	char log[PATH_MAX], word[2 * PATH_MAX];
 	const char *arg;
-	va_list ap;
 	bool ok;
 
 	if (!cmd)
 		return false;
 	pathf(log, sizeof(log), "%s/%s.build.log", e->out, name);
 	argv_init(cmd);
-	argv_add(cmd, "%s", e->tree.valor);
-	argv_add(cmd, "cc");
-	argv_add(cmd, "--compiler=%s", e->compiler);
-	va_start(ap, name);
+	for (int i = 0; prefix[i]; i++)
+		argv_add(cmd, "%s", prefix[i]);
 	while ((arg = va_arg(ap, const char *))) {
 		expand(e, arg, word, sizeof(word));
 		argv_add(cmd, "%s", word);
 	}
-	va_end(ap);
 	ok = build_step(_metadata, cmd, log);
 	free(cmd);
+	return ok;
+}
+
+/* Build with `valor cc --compiler=<the env's>` and the arguments after. */
+static bool valor_cc(struct __test_metadata *_metadata, const struct env *e,
+		     const char *name, ...)
+{
+	char compiler[64];
+	const char *const prefix[] = { e->tree.valor, "cc", compiler, NULL };
+	va_list ap;
+	bool ok;
+
+	pathf(compiler, sizeof(compiler), "--compiler=%s", e->compiler);
+	va_start(ap, name);
+	ok = build_va(_metadata, e, name, prefix, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* Build with @tool from PATH (gcc, ar: no valor) and the arguments after it. */
+static bool plain_build(struct __test_metadata *_metadata, const struct env *e,
+			const char *name, const char *tool, ...)
+{
+	const char *const prefix[] = { "/usr/bin/env", tool, NULL };
+	va_list ap;
+	bool ok;
+
+	va_start(ap, tool);
+	ok = build_va(_metadata, e, name, prefix, ap);
+	va_end(ap);
 	return ok;
 }
 
@@ -182,6 +212,23 @@ static void read_reports(const char *path, struct run_reports *rep)
 	free(log);
 }
 
+/*
+ * Run @bin with VALOR_OPTIONS=@options and JSON reports to
+ * out/@name.json; the conflicts in @rep.
+ */
+static void run_json(struct __test_metadata *_metadata, const struct env *e,
+		     const char *bin, const char *name, const char *options,
+		     struct run_result *r, struct run_reports *rep)
+{
+	char log[PATH_MAX], opts[2 * PATH_MAX + 64];
+
+	pathf(log, sizeof(log), "%s/%s.json", e->out, name);
+	unlink(log);
+	pathf(opts, sizeof(opts), "%s json=1 log_path=%s", options, log);
+	run_with_options(_metadata, e, bin, opts, r);
+	read_reports(log, rep);
+}
+
 /* Whether @rep holds a @kind conflict from file1:line1 to file2:line2. */
 static bool has_conflict(const struct run_reports *rep, int kind,
 			 const char *file1, int line1, const char *file2,
@@ -217,11 +264,31 @@ static const char *show_reports(const struct run_reports *rep, char *buf,
 
 /* ---- options and other errors stop the program before main ---------- */
 
+/*
+ * @r (freed here) stopped with a usage error, status 2, before main
+ * printed @main_output, and with a message naming @culprit.  @what
+ * names the case in messages.
+ */
+static void expect_usage_error(struct __test_metadata *_metadata,
+			       struct run_result *r, const char *what,
+			       const char *culprit, const char *main_output)
+{
+	EXPECT_TRUE(r->exited && r->status == EXIT_USAGE)
+	TH_LOG("%s: exit %d: %s", what, r->status, r->output);
+	EXPECT_NE(NULL, strstr(r->output, culprit))
+	TH_LOG("%s: the message does not name '%s': %s", what, culprit,
+	       r->output);
+	EXPECT_EQ(NULL, strstr(r->output, main_output))
+	TH_LOG("%s: the program ran despite the error: %s", what, r->output);
+	run_result_free(r);
+}
+
 FIXTURE(errors)
 {
 	struct env e;
 	char hello[PATH_MAX];
 	char races[PATH_MAX];
+	int hits, misses; /* the lines of two_races.c's two races */
 };
 
 FIXTURE_SETUP(errors)
@@ -234,6 +301,10 @@ FIXTURE_SETUP(errors)
 	ASSERT_TRUE(valor_cc(_metadata, &self->e, "two_races", "-O1", "-iquote",
 			     "$I", "-o", "$O/two_races", "$P/two_races.c", "$S",
 			     NULL));
+	self->hits = line_of(&self->e, "two_races.c", "the first race");
+	self->misses = line_of(&self->e, "two_races.c", "the second race");
+	ASSERT_LT(0, self->hits);
+	ASSERT_LT(0, self->misses);
 }
 
 FIXTURE_TEARDOWN(errors)
@@ -256,42 +327,36 @@ TEST_F_TIMEOUT(errors, hello_runs, 120)
 	run_result_free(&r);
 }
 
-TEST_F_TIMEOUT(errors, unknown_option_stops_the_program_before_main, 120)
+/*
+ * hello run with VALOR_OPTIONS=@options, which the runtime itself
+ * refuses, and under `valor run @flag`: both stop before main with a
+ * message naming @culprit.
+ */
+static void expect_hello_refused(struct __test_metadata *_metadata,
+				 const struct env *e, const char *hello,
+				 const char *options, const char *flag,
+				 const char *culprit)
 {
-	char *argv[] = {
-		self->e.tree.valor, "run", "--options=no_such_key=1", "--",
-		self->hello,	    NULL
-	};
+	char *argv[] = { (char *)e->tree.valor, "run", (char *)flag, "--",
+			 (char *)hello,		NULL };
 	struct run_result r;
 
-	/* Straight from the environment: the runtime itself refuses it. */
-	run_with_options(_metadata, &self->e, self->hello,
-			 "json=1 no_such_key=1", &r);
-	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_NE(NULL, strstr(r.output, "no_such_key"))
-	TH_LOG("the message does not name the key: %s", r.output);
-	EXPECT_EQ(NULL, strstr(r.output, "main ran"))
-	TH_LOG("main ran despite the bad option");
-	run_result_free(&r);
+	run_with_options(_metadata, e, hello, options, &r);
+	expect_usage_error(_metadata, &r, options, culprit, "main ran");
+	run(_metadata, e, "hello", argv, NULL, &r);
+	expect_usage_error(_metadata, &r, flag, culprit, "main ran");
+}
 
+TEST_F_TIMEOUT(errors, unknown_option_stops_the_program_before_main, 120)
+{
+	expect_hello_refused(_metadata, &self->e, self->hello,
+			     "json=1 no_such_key=1", "--options=no_such_key=1",
+			     "no_such_key");
 	/* Colon-separated, as TSan users write it. */
-	run_with_options(_metadata, &self->e, self->hello,
-			 "json=1:exitcode=3:no_such_key=1", &r);
-	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_NE(NULL, strstr(r.output, "no_such_key"));
-	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
-	run_result_free(&r);
-
-	/* Through valor run. */
-	run(_metadata, &self->e, "hello", argv, NULL, &r);
-	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_NE(NULL, strstr(r.output, "no_such_key"))
-	TH_LOG("the message does not name the key: %s", r.output);
-	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
-	run_result_free(&r);
+	expect_hello_refused(_metadata, &self->e, self->hello,
+			     "json=1:exitcode=3:no_such_key=1",
+			     "--options=exitcode=3:no_such_key=1",
+			     "no_such_key");
 }
 
 TEST_F_TIMEOUT(errors, bad_value_names_the_option_and_the_value, 120)
@@ -310,45 +375,20 @@ TEST_F_TIMEOUT(errors, bad_value_names_the_option_and_the_value, 120)
 
 		run_with_options(_metadata, &self->e, self->hello, bad[i][0],
 				 &r);
-		EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-		TH_LOG("%s: exit %d: %s", bad[i][0], r.status, r.output);
-		EXPECT_NE(NULL, strstr(r.output, bad[i][1]))
-		TH_LOG("%s: the message does not name the option: %s",
-		       bad[i][0], r.output);
 		if (*value)
 			EXPECT_NE(NULL, strstr(r.output, value))
 		TH_LOG("%s: the message does not show the value: %s", bad[i][0],
 		       r.output);
-		EXPECT_EQ(NULL, strstr(r.output, "main ran"))
-		TH_LOG("%s: main ran despite the bad value", bad[i][0]);
-		run_result_free(&r);
+		expect_usage_error(_metadata, &r, bad[i][0], bad[i][1],
+				   "main ran");
 	}
 }
 
 TEST_F_TIMEOUT(errors, unwritable_log_path_is_a_clear_error, 120)
 {
-	char *argv[] = {
-		self->e.tree.valor, "run", "--log=/nonexistent/dir/x", "--",
-		self->hello,	    NULL
-	};
-	struct run_result r;
-
-	run_with_options(_metadata, &self->e, self->hello,
-			 "log_path=/nonexistent/dir/x", &r);
-	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_NE(NULL, strstr(r.output, "/nonexistent/dir/x"))
-	TH_LOG("the message does not name the path: %s", r.output);
-	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
-	run_result_free(&r);
-
-	run(_metadata, &self->e, "hello", argv, NULL, &r);
-	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_NE(NULL, strstr(r.output, "/nonexistent/dir/x"))
-	TH_LOG("the message does not name the path: %s", r.output);
-	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
-	run_result_free(&r);
+	expect_hello_refused(_metadata, &self->e, self->hello,
+			     "log_path=/nonexistent/dir/x",
+			     "--log=/nonexistent/dir/x", "/nonexistent/dir/x");
 }
 
 TEST_F_TIMEOUT(errors, missing_suppressions_file_is_a_clear_error, 120)
@@ -357,44 +397,24 @@ TEST_F_TIMEOUT(errors, missing_suppressions_file_is_a_clear_error, 120)
 
 	run_with_options(_metadata, &self->e, self->races,
 			 "suppressions=/nonexistent/valor.supp", &r);
-	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_NE(NULL, strstr(r.output, "/nonexistent/valor.supp"))
-	TH_LOG("the message does not name the file: %s", r.output);
-	EXPECT_EQ(NULL, strstr(r.output, "main finished"));
-	run_result_free(&r);
+	expect_usage_error(_metadata, &r, "suppressions",
+			   "/nonexistent/valor.supp", "main finished");
 }
 
 TEST_F_TIMEOUT(errors, uninstrumented_program_is_refused_by_valor_run, 120)
 {
-	char plain[PATH_MAX], src[PATH_MAX];
-	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	char plain[PATH_MAX];
 	char *argv[] = { self->e.tree.valor, "run", "--", plain, NULL };
 	struct run_result r;
-	char log[PATH_MAX];
 
-	ASSERT_NE(NULL, cmd);
 	pathf(plain, sizeof(plain), "%s/hello_plain", self->e.out);
-	pathf(src, sizeof(src), "%s/hello.c", self->e.programs);
-	pathf(log, sizeof(log), "%s/hello_plain.build.log", self->e.out);
-	argv_init(cmd);
-	argv_add(cmd, "/usr/bin/env");
-	argv_add(cmd, "gcc");
-	argv_add(cmd, "-O1");
-	argv_add(cmd, "-o");
-	argv_add(cmd, "%s", plain);
-	argv_add(cmd, "%s", src);
-	ASSERT_TRUE(build_step(_metadata, cmd, log));
-	free(cmd);
+	ASSERT_TRUE(plain_build(_metadata, &self->e, "hello_plain", "gcc",
+				"-O1", "-o", "$O/hello_plain", "$P/hello.c",
+				NULL));
 
-	run(_metadata, &self->e, "hello_plain", argv, NULL, &r);
-	EXPECT_TRUE(r.exited && r.status == EXIT_USAGE)
-	TH_LOG("exit %d: %s", r.status, r.output);
 	/* Not silence: a message that says how to build it. */
-	EXPECT_NE(NULL, strstr(r.output, "valor cc"))
-	TH_LOG("no message saying how to build the program: '%s'", r.output);
-	EXPECT_EQ(NULL, strstr(r.output, "main ran"));
-	run_result_free(&r);
+	run(_metadata, &self->e, "hello_plain", argv, NULL, &r);
+	expect_usage_error(_metadata, &r, "valor run", "valor cc", "main ran");
 }
 
 /* ---- options that change what happens at a conflict ------------------ */
@@ -402,30 +422,21 @@ TEST_F_TIMEOUT(errors, uninstrumented_program_is_refused_by_valor_run, 120)
 /* Both races reported, in order, without options: exit 66. */
 TEST_F_TIMEOUT(errors, two_races_are_both_reported, 120)
 {
-	char log[PATH_MAX], opts[PATH_MAX + 64];
-	int hits = line_of(&self->e, "two_races.c", "the first race");
-	int misses = line_of(&self->e, "two_races.c", "the second race");
 	struct run_reports *rep = malloc(sizeof(*rep));
 	struct run_result r;
 	char shown[4096];
 
 	ASSERT_NE(NULL, rep);
-	ASSERT_LT(0, hits);
-	ASSERT_LT(0, misses);
-	pathf(log, sizeof(log), "%s/two_races.json", self->e.out);
-	unlink(log);
-	pathf(opts, sizeof(opts), "json=1 log_path=%s", log);
-	run_with_options(_metadata, &self->e, self->races, opts, &r);
-	read_reports(log, rep);
+	run_json(_metadata, &self->e, self->races, "two_races", "", &r, rep);
 	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
 	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_TRUE(
-		has_conflict(rep, WR, "two_races.c", hits, "two_races.c", hits))
-	TH_LOG("no write-read conflict on line %d: %s", hits,
+	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", self->hits,
+				 "two_races.c", self->hits))
+	TH_LOG("no write-read conflict on line %d: %s", self->hits,
 	       show_reports(rep, shown, sizeof(shown)));
-	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", misses, "two_races.c",
-				 misses))
-	TH_LOG("no write-read conflict on line %d: %s", misses,
+	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", self->misses,
+				 "two_races.c", self->misses))
+	TH_LOG("no write-read conflict on line %d: %s", self->misses,
 	       show_reports(rep, shown, sizeof(shown)));
 	EXPECT_NE(NULL, strstr(r.output, "after the first conflict"));
 	/* stdout is a file here, fully buffered: flushed despite exit 66. */
@@ -437,21 +448,16 @@ TEST_F_TIMEOUT(errors, two_races_are_both_reported, 120)
 
 TEST_F_TIMEOUT(errors, halt_on_conflict_stops_at_the_first_with_its_report, 120)
 {
-	char log[PATH_MAX], opts[PATH_MAX + 64], where[64], d[128];
+	char where[64], d[128];
 	char *argv[] = { self->e.tree.valor, "run", "--halt-on-conflict", "--",
 			 self->races,	     NULL };
-	int hits = line_of(&self->e, "two_races.c", "the first race");
 	struct run_reports *rep = malloc(sizeof(*rep));
 	struct run_result r;
 	char shown[4096];
 
 	ASSERT_NE(NULL, rep);
-	ASSERT_LT(0, hits);
-	pathf(log, sizeof(log), "%s/two_races.halt.json", self->e.out);
-	unlink(log);
-	pathf(opts, sizeof(opts), "halt_on_conflict=1 json=1 log_path=%s", log);
-	run_with_options(_metadata, &self->e, self->races, opts, &r);
-	read_reports(log, rep);
+	run_json(_metadata, &self->e, self->races, "two_races.halt",
+		 "halt_on_conflict=1", &r, rep);
 	/* abort(): the conflict "exception" is not an ordinary exit. */
 	EXPECT_TRUE(!r.exited && r.status == SIGABRT)
 	TH_LOG("%s, expected SIGABRT: %s",
@@ -459,8 +465,8 @@ TEST_F_TIMEOUT(errors, halt_on_conflict_stops_at_the_first_with_its_report, 120)
 	EXPECT_EQ(1, rep->total)
 	TH_LOG("%d conflicts reported, expected only the first: %s", rep->total,
 	       show_reports(rep, shown, sizeof(shown)));
-	EXPECT_TRUE(
-		has_conflict(rep, WR, "two_races.c", hits, "two_races.c", hits))
+	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", self->hits,
+				 "two_races.c", self->hits))
 	TH_LOG("the first conflict is not reported: %s",
 	       show_reports(rep, shown, sizeof(shown)));
 	EXPECT_EQ(NULL, strstr(r.output, "after the first conflict"))
@@ -472,7 +478,7 @@ TEST_F_TIMEOUT(errors, halt_on_conflict_stops_at_the_first_with_its_report, 120)
 	EXPECT_TRUE(!r.exited && r.status == SIGABRT)
 	TH_LOG("%s, expected SIGABRT: %s",
 	       run_result_describe(&r, d, sizeof(d)), r.output);
-	snprintf(where, sizeof(where), "two_races.c:%d", hits);
+	snprintf(where, sizeof(where), "two_races.c:%d", self->hits);
 	EXPECT_NE(NULL, strstr(r.output, where))
 	TH_LOG("the report (naming %s) was not printed: %s", where, r.output);
 	EXPECT_EQ(NULL, strstr(r.output, "after the first conflict"));
@@ -518,68 +524,63 @@ static void write_file(struct __test_metadata *_metadata, const struct env *e,
 	ASSERT_EQ(0, fclose(f));
 }
 
+/*
+ * Run @bin with the suppressions file out/@name holding @text, JSON
+ * reports to out/@name.json; the conflicts in @rep.
+ */
+static void run_suppressed(struct __test_metadata *_metadata,
+			   const struct env *e, const char *bin,
+			   const char *name, const char *text,
+			   struct run_result *r, struct run_reports *rep)
+{
+	char supp[PATH_MAX], opts[PATH_MAX + 16];
+
+	write_file(_metadata, e, name, text, supp, sizeof(supp));
+	pathf(opts, sizeof(opts), "suppressions=%s", supp);
+	run_json(_metadata, e, bin, name, opts, r, rep);
+}
+
 TEST_F_TIMEOUT(errors, suppressions_hide_what_they_name_and_are_listed, 120)
 {
-	char supp[PATH_MAX], log[PATH_MAX], opts[3 * PATH_MAX];
-	int hits = line_of(&self->e, "two_races.c", "the first race");
-	int misses = line_of(&self->e, "two_races.c", "the second race");
+	/* Both functions, or the source file: nothing left, a clean exit. */
+	static const char *const hide_all[][2] = {
+		{ "both.supp", "race:update_hits\nrace:update_misses\n" },
+		{ "file.supp", "race:two_races.c\n" },
+	};
+	char supp[PATH_MAX], opts[3 * PATH_MAX];
 	struct run_reports *rep = malloc(sizeof(*rep));
 	struct run_result r;
 	char shown[4096];
 
 	ASSERT_NE(NULL, rep);
-	pathf(log, sizeof(log), "%s/two_races.supp.json", self->e.out);
 
 	/* By function, TSan's format, with a comment and a blank line. */
-	write_file(_metadata, &self->e, "hits.supp",
-		   "# the hit counter is approximate by design\n\n"
-		   "race:update_hits\n",
-		   supp, sizeof(supp));
-	unlink(log);
-	pathf(opts, sizeof(opts), "suppressions=%s json=1 log_path=%s", supp,
-	      log);
-	run_with_options(_metadata, &self->e, self->races, opts, &r);
-	read_reports(log, rep);
+	run_suppressed(_metadata, &self->e, self->races, "hits.supp",
+		       "# the hit counter is approximate by design\n\n"
+		       "race:update_hits\n",
+		       &r, rep);
 	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
 	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_FALSE(
-		has_conflict(rep, WR, "two_races.c", hits, "two_races.c", hits))
+	EXPECT_FALSE(has_conflict(rep, WR, "two_races.c", self->hits,
+				  "two_races.c", self->hits))
 	TH_LOG("the suppressed conflict was reported: %s",
 	       show_reports(rep, shown, sizeof(shown)));
-	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", misses, "two_races.c",
-				 misses))
+	EXPECT_TRUE(has_conflict(rep, WR, "two_races.c", self->misses,
+				 "two_races.c", self->misses))
 	TH_LOG("the other conflict is gone too: %s",
 	       show_reports(rep, shown, sizeof(shown)));
 	run_result_free(&r);
 
-	/* Both functions: nothing left, a clean exit. */
-	write_file(_metadata, &self->e, "both.supp",
-		   "race:update_hits\nrace:update_misses\n", supp,
-		   sizeof(supp));
-	unlink(log);
-	pathf(opts, sizeof(opts), "suppressions=%s json=1 log_path=%s", supp,
-	      log);
-	run_with_options(_metadata, &self->e, self->races, opts, &r);
-	read_reports(log, rep);
-	EXPECT_TRUE(r.exited && r.status == 0)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_EQ(0, rep->total)
-	TH_LOG("%s", show_reports(rep, shown, sizeof(shown)));
-	run_result_free(&r);
-
-	/* By source file. */
-	write_file(_metadata, &self->e, "file.supp", "race:two_races.c\n", supp,
-		   sizeof(supp));
-	unlink(log);
-	pathf(opts, sizeof(opts), "suppressions=%s json=1 log_path=%s", supp,
-	      log);
-	run_with_options(_metadata, &self->e, self->races, opts, &r);
-	read_reports(log, rep);
-	EXPECT_TRUE(r.exited && r.status == 0)
-	TH_LOG("exit %d: %s", r.status, r.output);
-	EXPECT_EQ(0, rep->total)
-	TH_LOG("%s", show_reports(rep, shown, sizeof(shown)));
-	run_result_free(&r);
+	for (size_t i = 0; i < sizeof(hide_all) / sizeof(hide_all[0]); i++) {
+		run_suppressed(_metadata, &self->e, self->races, hide_all[i][0],
+			       hide_all[i][1], &r, rep);
+		EXPECT_TRUE(r.exited && r.status == 0)
+		TH_LOG("%s: exit %d: %s", hide_all[i][0], r.status, r.output);
+		EXPECT_EQ(0, rep->total)
+		TH_LOG("%s: %s", hide_all[i][0],
+		       show_reports(rep, shown, sizeof(shown)));
+		run_result_free(&r);
+	}
 
 	/* print_suppressions=1 lists the one that matched, text on stderr. */
 	write_file(_metadata, &self->e, "hits.supp", "race:update_hits\n", supp,
@@ -592,6 +593,192 @@ TEST_F_TIMEOUT(errors, suppressions_hide_what_they_name_and_are_listed, 120)
 	TH_LOG("the matched suppression is not listed: %s", r.output);
 	run_result_free(&r);
 	free(rep);
+}
+
+/* ---- validate_before_syscalls and stdio output ------------------------ */
+
+/*
+ * T1 reads `shared`; T2 then writes it while T1's region is still open
+ * (sched.h orders them, invisibly to the analysis); then T1 prints a
+ * line with the stdio function named by argv[1] and ends.  Valor finds
+ * the read-write conflict when it validates T1's reads: at the output
+ * call with validate_before_syscalls, else at the end of T1's region.
+ * stdout is unbuffered, so the line reaches the file when the call
+ * runs; for fflush and fclose it was buffered before the read.
+ */
+static const char stale_output_c[] =
+	"#include <pthread.h>\n"
+	"#include <stdarg.h>\n"
+	"#include <stdio.h>\n"
+	"#include <string.h>\n"
+	"#include \"sched.h\"\n"
+	"#define MARK \"output-mark\"\n"
+	"static const char *how;\n"
+	"static long shared;\n"
+	"static void out_v(const char *fmt, ...)\n"
+	"{\n"
+	"	va_list ap;\n"
+	"	va_start(ap, fmt);\n"
+	"	if (!strcmp(how, \"vprintf\"))\n"
+	"		vprintf(fmt, ap);\n"
+	"	else if (!strcmp(how, \"vfprintf\"))\n"
+	"		vfprintf(stdout, fmt, ap);\n"
+	"	else\n"
+	"		vdprintf(1, fmt, ap);\n"
+	"	va_end(ap);\n"
+	"}\n"
+	"static void output(void)\n"
+	"{\n"
+	"	if (!strcmp(how, \"printf\"))\n"
+	"		printf(\"%s\\n\", MARK);\n"
+	"	else if (!strcmp(how, \"fprintf\"))\n"
+	"		fprintf(stdout, \"%s\\n\", MARK);\n"
+	"	else if (!strcmp(how, \"dprintf\"))\n"
+	"		dprintf(1, \"%s\\n\", MARK);\n"
+	"	else if (how[0] == 'v')\n"
+	"		out_v(\"%s\\n\", MARK);\n"
+	"	else if (!strcmp(how, \"puts\"))\n"
+	"		puts(MARK);\n"
+	"	else if (!strcmp(how, \"fputs\"))\n"
+	"		fputs(MARK \"\\n\", stdout);\n"
+	"	else if (!strcmp(how, \"fwrite\"))\n"
+	"		fwrite(MARK \"\\n\", 1, sizeof(MARK), stdout);\n"
+	"	else if (!strcmp(how, \"perror\"))\n"
+	"		perror(MARK);\n"
+	"	else if (!strcmp(how, \"fflush\"))\n"
+	"		fflush(stdout);\n"
+	"	else if (!strcmp(how, \"fclose\"))\n"
+	"		fclose(stdout);\n"
+	"	else\n"
+	"		for (const char *p = MARK \"\\n\"; *p; p++)\n"
+	"			if (!strcmp(how, \"putchar\"))\n"
+	"				putchar(*p);\n"
+	"			else if (!strcmp(how, \"putc\"))\n"
+	"				putc(*p, stdout);\n"
+	"			else\n"
+	"				fputc(*p, stdout);\n"
+	"}\n"
+	"static void *reader(void *arg)\n"
+	"{\n"
+	"	long seen = shared; /* the read */\n"
+	"	sched_done(1);\n"
+	"	sched_wait(2);\n"
+	"	if (!seen)\n"
+	"		output();\n"
+	"	return arg;\n"
+	"}\n"
+	"static void *writer(void *arg)\n"
+	"{\n"
+	"	sched_wait(1);\n"
+	"	shared = 1; /* the write */\n"
+	"	sched_done(2);\n"
+	"	return arg;\n"
+	"}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	static char buf[4096];\n"
+	"	pthread_t r, w;\n"
+	"	int buffered;\n"
+	"	if (argc != 2)\n"
+	"		return 2;\n"
+	"	how = argv[1];\n"
+	"	buffered = !strcmp(how, \"fflush\") || !strcmp(how, \"fclose\");\n"
+	"	setvbuf(stdout, buf, buffered ? _IOFBF : _IONBF, sizeof(buf));\n"
+	"	if (buffered)\n"
+	"		fputs(MARK \"\\n\", stdout);\n"
+	"	if (pthread_create(&r, NULL, reader, NULL) ||\n"
+	"	    pthread_create(&w, NULL, writer, NULL))\n"
+	"		return 1;\n"
+	"	pthread_join(r, NULL);\n"
+	"	pthread_join(w, NULL);\n"
+	"	return 0;\n"
+	"}\n";
+
+/* Every stdio output function the runtime validates before. */
+static const char *const stdio_outputs[] = {
+	"printf",   "fprintf", "dprintf", "vprintf", "vfprintf",
+	"vdprintf", "puts",    "fputs",	  "fputc",   "putc",
+	"putchar",  "fwrite",  "perror",  "fflush",  "fclose",
+};
+
+/* The offset of @needle in @s, or -1. */
+static long offset_of(const char *s, const char *needle)
+{
+	const char *hit = strstr(s, needle);
+
+	return hit ? hit - s : -1;
+}
+
+/*
+ * Run @bin (stale_output) with the stdio function @how: exit 66, and the
+ * conflict's report before its output line iff @validate.
+ */
+static void expect_report_order(struct __test_metadata *_metadata,
+				const struct env *e, const char *bin,
+				const char *how, bool validate)
+{
+	static char env_options[128];
+	char *argv[] = { (char *)bin, (char *)how, NULL };
+	char *env_set[] = { env_options, NULL };
+	char name[PATH_MAX], d[128];
+	struct run_result r;
+	long report, line;
+
+	pathf(env_options, sizeof(env_options),
+	      "VALOR_OPTIONS=analysis=valor validate_before_syscalls=%d",
+	      validate);
+	pathf(name, sizeof(name), "%s.%s.%d", strrchr(bin, '/') + 1, how,
+	      validate);
+	run(_metadata, e, name, argv, env_set, &r);
+	report = offset_of(r.output, "WARNING: valor: read-write conflict");
+	line = offset_of(r.output, "output-mark");
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s: %s: %s", name, run_result_describe(&r, d, sizeof(d)),
+	       r.output);
+	EXPECT_TRUE(report >= 0 && line >= 0)
+	TH_LOG("%s: no report or no output line: %s", name, r.output);
+	EXPECT_EQ(validate, report < line)
+	TH_LOG("%s: %s: %s", name,
+	       validate ? "the output left before the conflict was reported" :
+			  "reported before the output without the option",
+	       r.output);
+	run_result_free(&r);
+}
+
+/*
+ * stdio writes through libc's internal write, which the write interceptor
+ * never sees: the stdio output functions validate themselves.  Built
+ * twice: at -O0 every call is the function named, fortified at -O2 the
+ * printf family becomes the __*printf_chk entry points.  -fno-builtin
+ * keeps gcc from turning one output function into another.
+ */
+TEST_F_TIMEOUT(errors, validate_before_syscalls_validates_before_stdio, 120)
+{
+	static const char *const bins[] = { "stale_output",
+					    "stale_output_fortified" };
+	char src[PATH_MAX], bin[PATH_MAX];
+
+	write_file(_metadata, &self->e, "stale_output.c", stale_output_c, src,
+		   sizeof(src));
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, bins[0], "-O0",
+			     "-fno-builtin", "-iquote", "$I", "-o",
+			     "$O/stale_output", "$O/stale_output.c", "$S",
+			     NULL));
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, bins[1], "-O2",
+			     "-D_FORTIFY_SOURCE=2", "-fno-builtin", "-iquote",
+			     "$I", "-o", "$O/stale_output_fortified",
+			     "$O/stale_output.c", "$S", NULL));
+	for (size_t b = 0; b < sizeof(bins) / sizeof(bins[0]); b++) {
+		pathf(bin, sizeof(bin), "%s/%s", self->e.out, bins[b]);
+		for (size_t i = 0;
+		     i < sizeof(stdio_outputs) / sizeof(stdio_outputs[0]);
+		     i++) {
+			expect_report_order(_metadata, &self->e, bin,
+					    stdio_outputs[i], false);
+			expect_report_order(_metadata, &self->e, bin,
+					    stdio_outputs[i], true);
+		}
+	}
 }
 
 /* ---- build shapes, with both compilers --------------------------------- */
@@ -695,27 +882,18 @@ TEST_F_TIMEOUT(toolchain, separate_compile_and_link_steps, 120)
 
 TEST_F_TIMEOUT(toolchain, static_archive_of_instrumented_objects, 120)
 {
-	struct argv_buf *cmd = malloc(sizeof(*cmd));
-	char archive[PATH_MAX], obj[PATH_MAX], log[PATH_MAX], bin[PATH_MAX];
+	char archive[PATH_MAX], bin[PATH_MAX];
 
 	if (self->skip)
 		return;
-	ASSERT_NE(NULL, cmd);
 	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_lib.o", "-O1", "-c",
 			     "-o", "$O/counter_lib.o", "$P/counter_lib.c",
 			     NULL));
 	pathf(archive, sizeof(archive), "%s/libcounter.a", self->e.out);
-	pathf(obj, sizeof(obj), "%s/counter_lib.o", self->e.out);
-	pathf(log, sizeof(log), "%s/libcounter.a.log", self->e.out);
 	unlink(archive);
-	argv_init(cmd);
-	argv_add(cmd, "/usr/bin/env");
-	argv_add(cmd, "ar");
-	argv_add(cmd, "rcs");
-	argv_add(cmd, "%s", archive);
-	argv_add(cmd, "%s", obj);
-	ASSERT_TRUE(build_step(_metadata, cmd, log));
-	free(cmd);
+	ASSERT_TRUE(plain_build(_metadata, &self->e, "libcounter.a", "ar",
+				"rcs", "$O/libcounter.a", "$O/counter_lib.o",
+				NULL));
 	ASSERT_TRUE(valor_cc(_metadata, &self->e, "counter_archive", "-O1",
 			     "-iquote", "$I", "-o", "$O/counter_archive",
 			     "$P/counter_main.c", "$S", "-L$O", "-lcounter",
