@@ -275,23 +275,17 @@ static void hb_free_range(struct valor_thread *th, struct hb_op *op,
 			  uint64_t addr, uint64_t size)
 {
 	struct shadow *sh = &th->ctx->shadow;
-	uint64_t first = addr >> CELL_SHIFT;
-	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
+	uint8_t m;
 
-	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
-	     cell = shadow_next_present(sh, cell + 1, end)) {
-		uint64_t lo = cell == first ? addr & (CELL_SIZE - 1) : 0;
-		uint64_t hi = cell == end - 1 ?
-				      addr + size - (cell << CELL_SHIFT) :
-				      CELL_SIZE;
-		uint64_t w = shadow_load(sh, cell);
-		struct hb_cell *c = (struct hb_cell *)(uintptr_t)w;
+	for_each_present_cell(sh, addr, size, cell, m) {
+		struct hb_cell *c =
+			(struct hb_cell *)(uintptr_t)shadow_load(sh, cell);
 
 		if (!c)
 			continue;
 		op->cell = cell;
 		cell_lock(c);
-		apply_cell(th, c, op, cell_mask(lo, hi), true);
+		apply_cell(th, c, op, m, true);
 		cell_unlock(c);
 	}
 }
@@ -301,11 +295,8 @@ void hb_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 {
 	struct valor_ctx *ctx = th->ctx;
 	struct shadow *sh = &ctx->shadow;
-	uint64_t first = addr >> CELL_SHIFT;
-	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
 
-	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
-	     cell = shadow_next_present(sh, cell + 1, end)) {
+	for_each_present_cell_index(sh, addr, size, cell) {
 		struct hb_cell *c =
 			(struct hb_cell *)(uintptr_t)shadow_load(sh, cell);
 
@@ -329,10 +320,8 @@ void hb_move(struct valor_thread *th, uint64_t from, uint64_t to,
 	struct shadow *sh = &th->ctx->shadow;
 
 	for (uint64_t i = 0; i < ncells; i++) {
-		shadow_word *src = shadow_peek(sh, from + i);
-		shadow_word *dst = src || shadow_peek(sh, to + i) ?
-					   shadow_get(sh, to + i) :
-					   NULL;
+		shadow_word *src,
+			*dst = shadow_move_pair(sh, from + i, to + i, &src);
 
 		if (!dst)
 			continue;
@@ -359,8 +348,7 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 		hb_free_range(th, &op, addr, size);
 		return;
 	}
-	for_each_cell(addr, size, cell, m)
-	{
+	for_each_cell(addr, size, cell, m) {
 		struct hb_cell *c = cell_get(ctx, cell);
 
 		if (!c)

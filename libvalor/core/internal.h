@@ -225,6 +225,33 @@ static inline uint8_t cell_mask(uint64_t lo, uint64_t hi)
 	     1);                                                                \
 	     __a = ((cell) + 1) << CELL_SHIFT)
 
+/* The bytes of cell @cell that [addr, addr + size) covers. */
+static inline uint8_t cell_range_mask(uint64_t cell, uint64_t addr,
+				      uint64_t size)
+{
+	uint64_t base = cell << CELL_SHIFT;
+	uint64_t lo = addr > base ? addr - base : 0;
+	uint64_t hi = addr + size - base;
+
+	return cell_mask(lo, hi < CELL_SIZE ? hi : CELL_SIZE);
+}
+
+/*
+ * The cells of [addr, addr + size) that can have history (their leaf
+ * exists): frees, forgets and munmaps of huge ranges visit only memory
+ * some access touched.  The second form also gives the bytes of each
+ * cell that the range covers.
+ */
+#define for_each_present_cell_index(sh, addr, size, cell)                  \
+	for (uint64_t __e = (((addr) + (size)-1) >> CELL_SHIFT) + 1,       \
+		      cell = shadow_next_present(sh, (addr) >> CELL_SHIFT, \
+						 __e);                     \
+	     cell < __e; cell = shadow_next_present(sh, cell + 1, __e))
+
+#define for_each_present_cell(sh, addr, size, cell, mask) \
+	for_each_present_cell_index(sh, addr, size, cell) \
+		if (((mask) = cell_range_mask(cell, addr, size)), 1)
+
 /* Bytes of @mask as consecutive runs: calls fn(lo, len) per run. */
 #define for_each_run(mask, lo, len)                        \
 	for (unsigned __m = (mask), lo = 0, len = 0;       \

@@ -89,6 +89,20 @@ static inline uint64_t shadow_next_present(struct shadow *s, uint64_t cell,
 	return cell < end ? cell : end;
 }
 
+/*
+ * Moving cell @from to cell @to (mremap): the target word, created when
+ * either side has a leaf, or NULL when there is nothing to move; *@src is
+ * the source word or NULL.
+ */
+static inline shadow_word *shadow_move_pair(struct shadow *s, uint64_t from,
+					    uint64_t to, shadow_word **src)
+{
+	*src = shadow_peek(s, from);
+	if (!*src && !shadow_peek(s, to))
+		return NULL;
+	return shadow_get(s, to);
+}
+
 static inline uint64_t shadow_load(struct shadow *s, uint64_t cell)
 {
 	shadow_word *w = shadow_peek(s, cell);

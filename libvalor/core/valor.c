@@ -222,8 +222,7 @@ static void report(struct valor_thread *th, struct conflict_queue *q,
 		.second = *second,
 	};
 
-	for_each_run(mask, lo, len)
-	{
+	for_each_run(mask, lo, len) {
 		c.addr = (cell << CELL_SHIFT) + lo;
 		c.size = len;
 		conflict_push(th, q, &c);
@@ -509,8 +508,7 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		}
 	}
 
-	for_each_cell(addr, size, cell, m)
-	{
+	for_each_cell(addr, size, cell, m) {
 		if (is_write) {
 			if (write_cell(th, cell, m, site, &eager))
 				break;
@@ -821,24 +819,11 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 		 uint64_t site)
 {
 	bool eager = false;
-	uint64_t cell;
 	uint8_t m;
 
-	struct shadow *sh = &th->ctx->shadow;
-	uint64_t first = addr >> CELL_SHIFT;
-	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
-
 	rlog_forget(th, addr, size);
-	for (cell = shadow_next_present(sh, first, end); cell < end;
-	     cell = shadow_next_present(sh, cell + 1, end)) {
-		uint64_t lo = cell == first ? addr & (CELL_SIZE - 1) : 0;
-		uint64_t hi = cell == end - 1 ?
-				      addr + size - (cell << CELL_SHIFT) :
-				      CELL_SIZE;
-
-		m = cell_mask(lo, hi);
+	for_each_present_cell(&th->ctx->shadow, addr, size, cell, m)
 		free_cell(th, cell, m, site, &eager);
-	}
 	/* So that a read-write report can name the free as the write. */
 	wlog_append_free(th, addr, addr + size, site);
 	if (eager)
@@ -855,14 +840,10 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 {
 	struct shadow *sh = &th->ctx->shadow;
-	uint64_t first = addr >> CELL_SHIFT;
-	uint64_t end = ((addr + size - 1) >> CELL_SHIFT) + 1;
 
 	rlog_forget(th, addr, size);
-	for (uint64_t cell = shadow_next_present(sh, first, end); cell < end;
-	     cell = shadow_next_present(sh, cell + 1, end)) {
+	for_each_present_cell_index(sh, addr, size, cell)
 		release_cell(th, shadow_peek(sh, cell));
-	}
 }
 
 /* A moved word: our ownership moves with it, other regions' ends. */
@@ -888,10 +869,8 @@ void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
 	struct shadow *sh = &th->ctx->shadow;
 
 	for (uint64_t i = 0; i < ncells; i++) {
-		shadow_word *src = shadow_peek(sh, from + i);
-		shadow_word *dst = src || shadow_peek(sh, to + i) ?
-					   shadow_get(sh, to + i) :
-					   NULL;
+		shadow_word *src,
+			*dst = shadow_move_pair(sh, from + i, to + i, &src);
 		uint64_t w = src ? atomic_load(src) : 0;
 		bool ours = false;
 
