@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Valor for Linux: everything but the kernel module (that is Kbuild's).
-# Non-recursive; all output goes to build/.  `make help` lists the targets.
-# Quiet by default; V=1 shows the commands.
+# Valor for Linux.  Non-recursive; all output goes to build/.  The one
+# exception is the kernel module: Kbuild (top-level Kbuild, kmod/Kbuild)
+# builds it beside its sources and `make kmod` copies it to build/kmod/.
+# `make help` lists the targets.  Quiet by default; V=1 shows the commands.
 
 BUILD := build
 
@@ -74,7 +75,9 @@ VALOR_BIN := $(if $(VALOR_SRCS),$(BUILD)/bin/valor)
 
 TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
-TEST_SRCS := $(sort $(shell find tests -name '*_test.c' -type f 2>/dev/null))
+# tests/kmod/ holds the guest tests: they run in the QEMU guest, not here.
+TEST_SRCS := $(filter-out tests/kmod/%,\
+	       $(sort $(shell find tests -name '*_test.c' -type f 2>/dev/null)))
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 TEST_LDLIBS := -lpthread -lm
@@ -84,6 +87,46 @@ FORMAT_FILES = $(patsubst ./%,%,$(shell find . -path ./build -prune \
 		 -o -path ./.git -prune -o -type f \( -name '*.c' -o -name '*.h' \) \
 		 -print | sort))
 
+# ---- the kernel module and the guest ------------------------------------
+
+# Kbuild output must match the guest kernel, so the default is the headers
+# tree of the linux-headers-amd64 the guest kernel is derived from
+# (tools/fetch-guest-kernel.sh), never `uname -r`.  Deferred (?= is
+# recursive): the headers may only be installed by this run's deps stamp.
+KDIR ?= $(or $(wildcard /usr/src/$(shell dpkg-query -W -f='$${Depends}' \
+	  linux-headers-amd64 2>/dev/null | \
+	  sed -n 's/^\(linux-headers-[^ ,]*-amd64\).*/\1/p')),$(lastword \
+	  $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
+KMOD_KO := $(BUILD)/kmod/valor.ko
+# A command-line CC= or CFLAGS= is for our user-space code: keep it away
+# from Kbuild, which compiles with Debian's kernel compiler (gcc-12).
+# Our V=1 is Kbuild's V=1.  Module BTF needs the kernel's vmlinux, which
+# headers packages do not ship: skip it rather than warn on every build.
+KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(if $(filter 1,$(V)),V=1) \
+	      CONFIG_DEBUG_INFO_BTF_MODULES=
+MAKEOVERRIDES :=
+
+# Guest tests: tests/kmod/*_test.c, each linked statically (the guest has
+# no C library) with tests/kmod/lib/*.c, and tests/kmod/progs/*.c, the
+# static programs those tests run as targets.
+KTEST_SRCS := $(sort $(wildcard tests/kmod/*_test.c))
+KTEST_BINS := $(KTEST_SRCS:%.c=$(BUILD)/%)
+KTESTLIB_SRCS := $(sort $(wildcard tests/kmod/lib/*.c))
+KTESTLIB_OBJS := $(KTESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
+KPROG_SRCS := $(sort $(wildcard tests/kmod/progs/*.c))
+KPROG_BINS := $(KPROG_SRCS:%.c=$(BUILD)/%)
+KTEST_OBJS := $(KTEST_SRCS:%.c=$(BUILD)/obj/%.o) $(KTESTLIB_OBJS) \
+	      $(KPROG_SRCS:%.c=$(BUILD)/obj/%.o)
+KTEST_CPPFLAGS := -isystem $(BUILD)/kselftest -Itests/kmod/lib
+
+# The guest kernel, redone when the headers package changes.
+VM_KERNEL := $(BUILD)/vm/kernel.id
+HEADERS_LIST := $(wildcard /var/lib/dpkg/info/linux-headers-amd64.list)
+
+CHECKPATCH := $(BUILD)/checkpatch/checkpatch.pl
+# Not Kbuild's generated valor.mod.c.
+CHECKPATCH_FILES = $(sort $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h)))
+
 EXAMPLE_PROGRAM := tools/examples/bank.c
 # valor's documented exit status for "conflicts found".
 VALOR_EXIT_CONFLICTS := 66
@@ -91,7 +134,7 @@ VALOR_EXIT_CONFLICTS := 66
 # ---- targets ------------------------------------------------------------
 
 .PHONY: all lib runtime tests check check-long example deps format \
-	format-check clean help
+	format-check clean help kmod guest-tests vmkernel vmtest checkpatch
 .DEFAULT_GOAL := all
 
 all: lib runtime $(VALOR_BIN)
@@ -103,8 +146,52 @@ runtime: $(RT_FILES)
 # Tests build programs with build/bin/valor cc, which needs the runtime.
 tests: $(TEST_BINS) $(RT_FILES) $(VALOR_BIN)
 
-check: all tests
-	$(Q)bash tools/run-tests.sh $(TEST_BINS)
+# The guest run counts into the same closing line as the host tests.
+check: all tests kmod guest-tests vmkernel
+	$(Q)bash tools/run-tests.sh $(TEST_BINS) --vm $(KTEST_BINS)
+
+# ---- the kernel module and the guest ------------------------------------
+
+# Kbuild knows what is out of date; this rule always asks it, then copies
+# the module only when it changed.
+kmod: | $(DEPS_STAMP)
+	$(Q)if [ ! -f "$(KDIR)/Makefile" ]; then \
+		echo "kmod: no kernel headers at KDIR='$(KDIR)';" \
+		     "run make deps (installs linux-headers-amd64) or set KDIR=" >&2; \
+		exit 1; \
+	fi
+	$(Q)$(MAKE) --no-print-directory $(KBUILD_ARGS) modules
+	$(Q)mkdir -p $(dir $(KMOD_KO))
+	$(Q)cmp -s kmod/valor.ko $(KMOD_KO) || cp kmod/valor.ko $(KMOD_KO)
+
+guest-tests: $(KTEST_BINS) $(KPROG_BINS)
+
+vmkernel: $(VM_KERNEL)
+
+$(VM_KERNEL): tools/fetch-guest-kernel.sh $(HEADERS_LIST) | $(DEPS_STAMP)
+	$(quiet) FETCH $(@D)/vmlinuz
+	$(Q)bash tools/fetch-guest-kernel.sh $(@D)
+	$(Q)touch $@
+
+# Only the guest: the same counting and closing line as check.
+vmtest: kmod guest-tests vmkernel
+	$(Q)bash tools/run-tests.sh --vm $(KTEST_BINS)
+
+$(CHECKPATCH): tools/fetch-linux-source.sh | $(DEPS_STAMP)
+	$(quiet) FETCH $(@D)
+	$(Q)bash tools/fetch-linux-source.sh $(@D) scripts/checkpatch.pl \
+		scripts/spelling.txt scripts/const_structs.checkpatch
+	$(Q)touch $@
+
+# --no-tree: checkpatch runs outside a kernel tree and finds spelling.txt
+# and const_structs.checkpatch beside itself.  MACRO_ARG_REUSE: the
+# emulator's macros paste a mnemonic string into inline asm several times,
+# which has no side effect to repeat.
+checkpatch: $(CHECKPATCH)
+	$(Q)perl $(CHECKPATCH) --no-tree --strict --quiet --show-types \
+		--ignore MACRO_ARG_REUSE \
+		--file $(CHECKPATCH_FILES) && \
+		echo "checkpatch: $(words $(CHECKPATCH_FILES)) files clean"
 
 # A longer differential run: the differential test reads the variable.
 check-long: export VALOR_DIFF_TRACES := 1000000
@@ -136,9 +223,11 @@ $(DEPS_STAMP): tools/install-deps.sh
 	$(Q)bash tools/install-deps.sh
 	$(Q)touch $@
 
-$(KSELFTEST_HDR): tools/fetch-kselftest.sh | $(DEPS_STAMP)
+$(KSELFTEST_HDR): tools/fetch-linux-source.sh | $(DEPS_STAMP)
 	$(quiet) FETCH $(@D)
-	$(Q)bash tools/fetch-kselftest.sh $(@D)
+	$(Q)bash tools/fetch-linux-source.sh $(@D) \
+		tools/testing/selftests/kselftest_harness.h \
+		tools/testing/selftests/kselftest.h
 	$(Q)touch $@ $(@D)/kselftest.h
 
 # ---- compiling and linking ----------------------------------------------
@@ -165,6 +254,9 @@ $(RT_RUNTIME_OBJS) $(BUILD)/obj/tools/valor/cmd_run.o: $(RT_OPTIONS_DEF)
 # Test code and its helpers see the harness and tests/lib.
 $(TEST_OBJS) $(TESTLIB_OBJS): ALL_CFLAGS += $(TEST_CPPFLAGS)
 $(TEST_OBJS) $(TESTLIB_OBJS): $(KSELFTEST_HDR)
+# Guest test code sees the harness and tests/kmod/lib.
+$(KTEST_OBJS): ALL_CFLAGS += $(KTEST_CPPFLAGS)
+$(KTEST_OBJS): $(KSELFTEST_HDR)
 
 $(LIB_A): $(LIB_OBJS)
 	$(quiet) AR $@
@@ -239,6 +331,18 @@ $(TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIB_A)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< \
 		$(TESTLIB_OBJS) $(LIB_A) $(TEST_LDLIBS)
 
+$(KTEST_BINS): $(BUILD)/tests/kmod/%: $(BUILD)/obj/tests/kmod/%.o $(KTESTLIB_OBJS)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ \
+		$(TEST_LDLIBS)
+
+$(KPROG_BINS): $(BUILD)/tests/kmod/progs/%: $(BUILD)/obj/tests/kmod/progs/%.o
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $< \
+		$(TEST_LDLIBS)
+
 # ---- housekeeping -------------------------------------------------------
 
 format: | $(DEPS_STAMP)
@@ -256,25 +360,36 @@ format-check: | $(DEPS_STAMP)
 	fi; \
 	echo "format-check: all files formatted"
 
+# Kbuild's products live beside the module sources; without headers
+# there is nothing of Kbuild's to clean.
 clean:
+	$(Q)if [ -f "$(KDIR)/Makefile" ]; then \
+		$(MAKE) --no-print-directory $(KBUILD_ARGS) clean; \
+	fi
 	rm -rf $(BUILD)
 
 help:
 	@echo 'Targets:'
 	@echo '  all (default)  build/lib/libvalor.a, build/lib/libvalor.so, the runtime, build/bin/valor'
 	@echo '  runtime        build/lib/libvalor-rt.a, its .dynlist and valor-gcc.specs (for valor cc)'
-	@echo '  check          build everything and run every test (tools/run-tests.sh)'
+	@echo '  check          build everything and run every test, host and guest (tools/run-tests.sh)'
 	@echo '  check-long     check with a longer differential run (VALOR_DIFF_TRACES=1000000)'
 	@echo '  example        build $(EXAMPLE_PROGRAM) with valor cc and run it under valor run'
-	@echo '  tests          build the test binaries under build/tests/ only'
+	@echo '  tests          build the host test binaries under build/tests/ only'
+	@echo '  kmod           build valor.ko with Kbuild against KDIR, copy it to $(KMOD_KO)'
+	@echo '  guest-tests    build the static guest tests build/tests/kmod/ and their progs/'
+	@echo '  vmkernel       fetch the guest kernel matching the headers into $(BUILD)/vm/'
+	@echo '  vmtest         kmod, guest-tests, vmkernel, then run the guest tests in QEMU'
+	@echo '  checkpatch     the kernel'"'"'s checkpatch.pl --strict on kmod/*.[ch]'
 	@echo '  deps           install the Debian packages (tools/install-deps.sh; automatic)'
 	@echo '  format         clang-format our .c and .h files in place'
 	@echo '  format-check   list files that clang-format would change; fail if any'
-	@echo '  clean          remove build/'
+	@echo '  clean          remove build/ and Kbuild'"'"'s products in kmod/'
 	@echo 'Variables: V=1 (show commands), CC, CFLAGS (default -O2 -g), LDFLAGS,'
-	@echo '  VALOR_TEST_TIMEOUT (seconds per test binary, default 600)'
-	@echo 'The kernel module (valor.ko) is described by Kbuild; its source arrives later.'
+	@echo '  VALOR_TEST_TIMEOUT (seconds per test binary, default 600),'
+	@echo '  KDIR (kernel headers; default the linux-headers-amd64 tree under /usr/src),'
+	@echo '  VMTEST_TIMEOUT, VMTEST_TEST_TIMEOUT and more: tools/vmtest/README.md'
 
 -include $(LIB_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(RT_OBJS:.o=.d) \
 	 $(VALOR_OBJS:.o=.d) \
-	 $(TESTLIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+	 $(TESTLIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(KTEST_OBJS:.o=.d)

@@ -25,6 +25,12 @@ PACKAGES=(
 	g++		# valor c++ and the C++ test programs
 	clang		# valor cc --compiler=clang; the corpus is built with both
 	clang-14	# the clang the tests name (Debian 12's default clang)
+	linux-headers-amd64	# valor.ko is built against it; it names the guest kernel
+	gcc-12		# the compiler Debian's 6.1 kernel and its Kbuild use
+	perl		# the kernel's checkpatch.pl (make checkpatch)
+	qemu-system-x86	# the guest that runs valor.ko and the guest tests (TCG)
+	busybox-static	# the guest's whole user space
+	cpio		# to pack the guest's initramfs
 )
 
 is_installed()
@@ -35,9 +41,12 @@ is_installed()
 	[ "$status" = "install ok installed" ]
 }
 
+# One dpkg-query for the whole list: this runs before every build.
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" \
+		       2>/dev/null | sed -n 's/ install ok installed$//p') || true
 missing=()
 for pkg in "${PACKAGES[@]}"; do
-	is_installed "$pkg" || missing+=("$pkg")
+	grep -qxF "$pkg" <<<"$installed" || missing+=("$pkg")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -3,7 +3,16 @@
 #
 # Run kselftest-harness test binaries and add up their results.
 #
-# Usage: tools/run-tests.sh [BINARY...]    (default: every build/tests/**/*_test)
+# Usage: tools/run-tests.sh [BINARY...] [--vm [GUEST_TEST...]]
+#
+# BINARY: host test binaries (default: every build/tests/**/*_test but
+# the guest tests of build/tests/kmod/).  --vm: then run the guest tests
+# (default: all of them) in a QEMU guest with valor.ko loaded, through
+# tools/vmtest/vmtest.sh, and count every result it reports -- each guest
+# binary, the dmesg check after it, loading and unloading the module --
+# exactly like a host binary's output.  A result the guest never finished
+# (panic, timeout) is a failure; if QEMU cannot run here at all, the guest
+# run is one skip with the reason.
 #
 # Each binary's TAP output is shown as it runs.  Every "ok N" / "not ok N"
 # line is one test case; "ok N # SKIP" counts as skipped, "ok N # XFAIL"
@@ -28,12 +37,26 @@ case $timeout_s in
 	;;
 esac
 
-if [ $# -gt 0 ]; then
-	bins=("$@")
-else
-	mapfile -t bins < <(find build/tests -type f -name '*_test' -perm -u+x \
+bins=()
+vm=0
+vm_tests=()
+while [ $# -gt 0 ]; do
+	if [ "$1" = --vm ]; then
+		vm=1
+	elif [ $vm -eq 1 ]; then
+		vm_tests+=("$1")
+	else
+		bins+=("$1")
+	fi
+	shift
+done
+if [ ${#bins[@]} -eq 0 ] && [ $vm -eq 0 ]; then
+	# build/tests/kmod/ holds the guest tests: they need valor.ko.
+	mapfile -t bins < <(find build/tests -path build/tests/kmod -prune -o \
+				 -type f -name '*_test' -perm -u+x -print \
 				 2>/dev/null | sort)
 fi
+vm_results=build/vm/results
 
 total_pass=0
 total_fail=0
@@ -50,7 +73,7 @@ kill_session()
 
 	[ -n "$sid" ] || return 0
 	for stat in /proc/[0-9]*/stat; do
-		read -r rest <"$stat" 2>/dev/null || continue
+		read -r rest 2>/dev/null <"$stat" || continue
 		pid=${rest%% *}
 		rest=${rest##*) }	# fields after "pid (comm) "
 		set -- $rest
@@ -102,20 +125,14 @@ run_one()
 	wait "$tailpid" 2>/dev/null
 }
 
-for bin in "${bins[@]}"; do
-	name=${bin#./}
-	if [ ! -x "$bin" ]; then
-		echo "# run-tests: $name: not an executable file"
-		total_fail=$((total_fail + 1))
-		failed_bins+=("$name (missing)")
-		continue
-	fi
+# tally NAME OUTPUT RC SECONDS LIMIT: count the TAP in the file OUTPUT of
+# one binary that exited with RC (124: killed at its time limit, LIMIT
+# seconds), add it to the totals and print its line.
+tally()
+{
+	local name=$1 out=$2 rc=$3 secs=$4 limit=$5
+	local line pass=0 fail=0 skip=0 plan=-1 problem=
 
-	echo "# run-tests: $name"
-	started=$SECONDS
-	run_one "$bin"
-
-	pass=0 fail=0 skip=0 plan=-1
 	while IFS= read -r line; do
 		case $line in
 		"ok "[0-9]*" # SKIP"*) skip=$((skip + 1)) ;;
@@ -124,11 +141,10 @@ for bin in "${bins[@]}"; do
 		"1..0 # SKIP"*) plan=0 skip=$((skip + 1)) ;;
 		1..[0-9]*) plan=${line#1..} plan=${plan%% *} ;;
 		esac
-	done <"$log"
+	done <"$out"
 
-	problem=
 	if [ $rc -eq 124 ]; then
-		problem="timed out after ${timeout_s}s"
+		problem="timed out after ${limit}s"
 	elif [ $rc -gt 128 ]; then
 		problem="killed by signal $((rc - 128))"
 	elif [ "$plan" != 0 ] && [ $((pass + fail + skip)) -lt "$plan" ]; then
@@ -147,16 +163,82 @@ for bin in "${bins[@]}"; do
 		failed_bins+=("$name")
 	fi
 	echo "# run-tests: $name: $pass passed, $fail failed, $skip skipped" \
-	     "($((SECONDS - started))s)"
+	     "(${secs}s)"
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 	total_skip=$((total_skip + skip))
+}
+
+for bin in "${bins[@]}"; do
+	name=${bin#./}
+	if [ ! -x "$bin" ]; then
+		echo "# run-tests: $name: not an executable file"
+		total_fail=$((total_fail + 1))
+		failed_bins+=("$name (missing)")
+		continue
+	fi
+
+	echo "# run-tests: $name"
+	started=$SECONDS
+	run_one "$bin"
+	tally "$name" "$log" "$rc" $((SECONDS - started)) "$timeout_s"
 done
 
-if [ ${#bins[@]} -eq 0 ]; then
+# The guest: vmtest.sh shows the console as the guest runs and leaves
+# each result in $vm_results/NAME.out (its TAP) and NAME.rc (its exit
+# status; 124 when the guest's per-binary timeout killed it), listed in
+# order in $vm_results/expected.  It has its own wall-clock limit.
+vm_count=0
+if [ $vm -eq 1 ]; then
+	echo "# run-tests: vm: tools/vmtest/vmtest.sh ${vm_tests[*]}"
+	started=$SECONDS
+	bash tools/vmtest/vmtest.sh --results "$vm_results" -- "${vm_tests[@]}"
+	vm_rc=$?
+	echo "# run-tests: vm: vmtest.sh exited with status $vm_rc" \
+	     "after $((SECONDS - started))s"
+	if [ $vm_rc -eq 4 ] && [ -s "$vm_results/skip" ]; then
+		echo "ok - vm # SKIP $(cat "$vm_results/skip")"
+		total_skip=$((total_skip + 1))
+		vm_count=1
+	elif [ ! -s "$vm_results/expected" ]; then
+		echo "not ok - vm: vmtest.sh failed before booting the guest" \
+		     "(exit $vm_rc)"
+		total_fail=$((total_fail + 1))
+		failed_bins+=("vm")
+		vm_count=1
+	else
+		ending=$(cat "$vm_results/ending" 2>/dev/null || echo "did not boot")
+		[ "$ending" = finished ] ||
+			echo "# run-tests: vm: the guest $ending"
+		while IFS= read -r entry; do
+			vm_count=$((vm_count + 1))
+			name=vm/$entry
+			out=$vm_results/$entry.out
+			if [ -f "$vm_results/$entry.rc" ]; then
+				tally "$name" "$out" "$(cat "$vm_results/$entry.rc")" \
+				      "$(cat "$vm_results/$entry.seconds" 2>/dev/null || echo 0)" \
+				      "$(cat "$vm_results/test-timeout" 2>/dev/null || echo '?')"
+			elif [ -f "$out" ]; then
+				echo "not ok - $name: output cut off (the guest $ending)"
+				total_fail=$((total_fail + 1))
+				failed_bins+=("$name")
+			else
+				echo "not ok - $name: never ran (the guest $ending)"
+				total_fail=$((total_fail + 1))
+				failed_bins+=("$name")
+			fi
+		done <"$vm_results/expected"
+	fi
+fi
+
+if [ ${#bins[@]} -eq 0 ] && [ $vm -eq 0 ]; then
 	echo "# run-tests: no test binaries found (build them with make check)"
 fi
-echo "# run-tests: ${#bins[@]} binaries in ${SECONDS}s"
+if [ $vm -eq 1 ]; then
+	echo "# run-tests: ${#bins[@]} binaries and $vm_count guest results in ${SECONDS}s"
+else
+	echo "# run-tests: ${#bins[@]} binaries in ${SECONDS}s"
+fi
 if [ ${#failed_bins[@]} -gt 0 ]; then
 	echo "# run-tests: failures in: ${failed_bins[*]}"
 fi

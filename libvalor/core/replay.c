@@ -216,7 +216,9 @@ int valor_replay_event(struct valor_replay *r, const struct valor_event *ev)
 
 	if (err)
 		return err;
-	if (ev->kind == VALOR_EV_LOST)
+	/* Bookkeeping of the producer, not program behaviour. */
+	if (ev->kind == VALOR_EV_LOST || ev->kind == VALOR_EV_PAGE_DISARM ||
+	    ev->kind == VALOR_EV_TARGET_EXIT)
 		return 0;
 
 	/* Refuse what would fail before the actor is (maybe) created. */
