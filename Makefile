@@ -83,9 +83,10 @@ TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 TEST_LDLIBS := -lpthread -lm
 
 # Our C sources and headers, for clang-format.
-FORMAT_FILES = $(patsubst ./%,%,$(shell find . -path ./build -prune \
-		 -o -path ./.git -prune -o -type f \( -name '*.c' -o -name '*.h' \) \
-		 -print | sort))
+# Not Kbuild's generated *.mod.c.
+FORMAT_FILES = $(filter-out %.mod.c,$(patsubst ./%,%,$(shell find . \
+		 -path ./build -prune -o -path ./.git -prune -o -type f \
+		 \( -name '*.c' -o -name '*.h' \) -print | sort)))
 
 # ---- the kernel module and the guest ------------------------------------
 

@@ -237,6 +237,16 @@ static enum fault_action session_fault(struct valor_session *s,
 		spin_unlock_irqrestore(&s->lock, flags);
 		return FAULT_IGNORE;
 	}
+	/*
+	 * Code run from a watched page (a JIT's) is not a data access: let
+	 * it run; the page closes again a tick later.
+	 */
+	if (fault_flags & FAULT_FLAG_INSTRUCTION) {
+		p->state = VALOR_PAGE_OPEN;
+		spin_unlock_irqrestore(&s->lock, flags);
+		schedule_delayed_work(&s->rearm_work, 1);
+		return FAULT_IGNORE;
+	}
 	if (user && own) {
 		spin_unlock_irqrestore(&s->lock, flags);
 		return watch_user_fault(s, vma, address, uregs, evf);

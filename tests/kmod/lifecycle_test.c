@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -103,6 +104,100 @@ TEST_F(life, target_exit_ends_the_session)
 	EXPECT_EQ(42 << 8, vt_target_stop(&self->t));
 	/* The session can be reused after a detach. */
 	ASSERT_EQ(0, ioctl(self->fd, VALOR_IOC_DETACH));
+}
+
+TEST_F(life, exec_ends_the_session)
+{
+	int n;
+
+	ASSERT_EQ(0, vt_range(self->fd, VALOR_IOC_SCAN, self->region,
+			      2 * VT_PAGE, NULL));
+	ASSERT_EQ(0, vt_send(&self->t, 1, VT_EXEC, 0, 0, 0));
+	n = vt_read_events(self->fd, self->ev, MAX_EV, 1000);
+	ASSERT_LE(1, n);
+	EXPECT_EQ(VALOR_EV_TARGET_EXIT, self->ev[n - 1].kind);
+	EXPECT_EQ(2, disarms(self->ev, n, self->region,
+			     self->region + 2 * VT_PAGE, VALOR_DISARM_EXIT));
+	EXPECT_EQ(0, read(self->fd, self->ev, sizeof(*self->ev)));
+}
+
+TEST_F(life, madvise_dontneed_disarms)
+{
+	struct vt_res r;
+	int n;
+
+	ASSERT_EQ(0, vt_range(self->fd, VALOR_IOC_WATCH, self->region,
+			      2 * VT_PAGE, NULL));
+	ASSERT_EQ(0, vt_do(&self->t, 0, VT_MADVISE, self->region, MADV_DONTNEED,
+			   VT_PAGE, NULL));
+	n = vt_read_events(self->fd, self->ev, MAX_EV, 200);
+	EXPECT_EQ(1, disarms(self->ev, n, self->region, self->region + VT_PAGE,
+			     VALOR_DISARM_CLEAR));
+	/* The page reads as zeros, as the program asked. */
+	ASSERT_EQ(0, vt_do(&self->t, 0, VT_LOAD, self->region + 8, 0, 8, &r));
+	EXPECT_EQ(0, r.val);
+}
+
+TEST_F(life, page_caps_hold)
+{
+	struct valor_range rr;
+	struct valor_kmod_stats st;
+
+	ASSERT_EQ(0, vt_set_limits(self->fd, 4, 0));
+	EXPECT_EQ(-1, vt_range(self->fd, VALOR_IOC_WATCH, self->region,
+			       8 * VT_PAGE, NULL));
+	EXPECT_EQ(E2BIG, errno);
+	ASSERT_EQ(0, vt_range(self->fd, VALOR_IOC_WATCH, self->region,
+			      3 * VT_PAGE, &rr));
+	EXPECT_EQ(3, rr.armed);
+	ASSERT_EQ(0, vt_range(self->fd, VALOR_IOC_SCAN,
+			      self->region + 4 * VT_PAGE, 3 * VT_PAGE, &rr));
+	EXPECT_EQ(1, rr.armed);
+	EXPECT_EQ(2, rr.skipped);
+	ASSERT_EQ(0, vt_stats(self->fd, &st));
+	EXPECT_EQ(4, st.armed_pages);
+	EXPECT_EQ(3, st.watched_pages);
+	/* The global cap binds every session. */
+	ASSERT_EQ(0, vt_set_limits(self->fd, 100, 0));
+	ASSERT_EQ(0, vt_set_param("max_pages_total", "5"));
+	ASSERT_EQ(0, vt_range(self->fd, VALOR_IOC_SCAN, 0, 0, &rr));
+	ASSERT_EQ(0, vt_set_param("max_pages_total", "1048576"));
+	/* The scanned page again, and one more. */
+	EXPECT_EQ(2, rr.armed);
+	ASSERT_EQ(0, vt_stats(self->fd, &st));
+	EXPECT_EQ(5, st.armed_pages);
+	/* Limits above the global cap are refused. */
+	EXPECT_EQ(-1, vt_set_limits(self->fd, 1ULL << 40, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(life, another_process_reading_is_a_kernel_access)
+{
+	struct iovec local, remote;
+	uint64_t word = 0;
+	int n;
+
+	ASSERT_EQ(0, vt_range(self->fd, VALOR_IOC_WATCH, self->region, VT_PAGE,
+			      NULL));
+	local.iov_base = &word;
+	local.iov_len = sizeof(word);
+	remote.iov_base = (void *)(self->region + 16);
+	remote.iov_len = sizeof(word);
+	ASSERT_EQ(8, process_vm_readv(self->t.pid, &local, 1, &remote, 1, 0));
+	EXPECT_EQ(((uint64_t)fill_word(5, 20) << 32) | fill_word(5, 16), word);
+	n = vt_read_events(self->fd, self->ev, MAX_EV, 200);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(VALOR_EVF_KERNEL, self->ev[0].flags & VALOR_EVF_KERNEL);
+	/* get_user_pages() faults a page, not a byte. */
+	EXPECT_EQ(self->region, self->ev[0].addr);
+	/* The tid is the reader's, in our namespace. */
+	EXPECT_EQ(getpid(), (pid_t)self->ev[0].tid);
+	/* Re-armed a tick later by the session's worker. */
+	usleep(50 * 1000);
+	ASSERT_EQ(0,
+		  vt_do(&self->t, 0, VT_LOAD, self->region + 16, 0, 8, NULL));
+	n = vt_read_events(self->fd, self->ev, MAX_EV, 200);
+	EXPECT_EQ(1, n);
 }
 
 TEST_F(life, munmap_disarms)

@@ -138,11 +138,13 @@ struct valor_stream_header {
  * read() drains what is left and then returns 0.
  *
  * Events from valor.ko: ACCESS (tid = the faulting thread, addr = the exact
- * faulting address, ip = the user instruction pointer, ts_ns =
- * CLOCK_MONOTONIC, cpu; size = the operand size when the access was
- * decoded, else 0; flags WRITE, KERNEL when a system call or another
- * process touched the page on the target's behalf, FIRST_TOUCH for scans,
- * EMULATED or STEPPED for watches), PAGE_DISARM, LOST and TARGET_EXIT.
+ * faulting address, or the page's for another process's access, which
+ * get_user_pages() makes a page at a time; ip = the user instruction
+ * pointer; ts_ns = CLOCK_MONOTONIC; cpu; size = the operand size when the
+ * access was decoded, else 0; flags WRITE, KERNEL when a system call or
+ * another process touched the page on the target's behalf, FIRST_TOUCH
+ * for scans, EMULATED or STEPPED for watches), PAGE_DISARM, LOST and
+ * TARGET_EXIT.
  */
 #define VALOR_IOC_MAGIC 0xB7
 

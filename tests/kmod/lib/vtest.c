@@ -497,6 +497,14 @@ static int64_t run(const struct vt_cmd *c, struct vt_res *r)
 		return 0;
 	case VT_SIGNALED_STORES:
 		return signaled_stores(c->addr, c->n, &r->ip, &r->val);
+	case VT_MADVISE:
+		return madvise((void *)c->addr, c->n, (int)c->val) ? -errno : 0;
+	case VT_EXEC: {
+		char *const argv[] = { "sleep", "1000", NULL };
+
+		execv("/bin/sleep", argv);
+		return -errno;
+	}
 	case VT_MUNMAP:
 		return munmap((void *)c->addr, c->n) ? -errno : 0;
 	case VT_MPROTECT:

@@ -65,6 +65,8 @@ enum vt_op {
 	VT_SIGNALED_STORES, /* n stores to the u64 at addr while a 100 us
 			 * interval timer's handler loads it -> val =
 			 * handler runs, ip = the store's */
+	VT_MADVISE, /* madvise(addr, n, val) */
+	VT_EXEC, /* execve("/bin/sleep", "sleep", "1000") */
 	VT_MUNMAP, /* n bytes at addr */
 	VT_MPROTECT, /* n bytes at addr to prot val */
 	VT_FORK, /* child writes val at addr and exits; parent reads
