@@ -90,6 +90,21 @@ struct rlog_entry {
 	uint8_t mask; /* bytes of the cell read */
 };
 
+/*
+ * Valor's read filter: which (cell, snapshot, bytes) the read log holds
+ * already, so a repeated read costs a compare instead of an entry.  Direct
+ * mapped by cell; an entry counts only while @gen is the thread's rgen,
+ * which changes whenever the log loses or shrinks entries.
+ */
+#define RFILTER_ENTRIES 4096U
+
+struct rfilter_entry {
+	uint64_t cell;
+	uint64_t snapshot;
+	uint32_t gen;
+	uint8_t mask;
+};
+
 struct conflict_queue {
 	struct valor_conflict *v;
 	uint32_t n, cap;
@@ -113,6 +128,10 @@ struct valor_thread {
 	uint64_t clock; /* mirror of ctx->slots[slot].clock */
 
 	/* Valor */
+	bool valor_fast; /* valor_fast.h applies: Valor-O, not exited */
+	shadow_word *_Atomic *shadow_top; /* ctx->shadow.top */
+	struct rfilter_entry *rfilter;
+	uint32_t rgen;
 	struct rlog_entry *rlog;
 	uint32_t rlog_n;
 	uint64_t region_start; /* first write-log index of this region */

@@ -30,83 +30,11 @@
  * cannot produce a false conflict and what a missed one would need).
  */
 #include "internal.h"
+#include "valor_fast.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define VW_SLOT_SHIFT 8
-#define VW_SLOT_MASK 0x7fffULL
-#define VW_ACTIVE (1ULL << 23)
-#define VW_GAP_SHIFT 24
-#define VW_GAP_MAX 15U
-#define VW_VER_SHIFT 28
-#define VW_VER_MASK ((1ULL << 36) - 1)
-#define VW_NMASK 0xffULL
-#define VW_REFINED 0xffULL
-
-struct byte_state {
-	uint64_t ver;
-	uint32_t slot;
-	bool active;
-};
-
-static inline bool vw_refined(uint64_t w)
-{
-	return (w & VW_NMASK) == VW_REFINED;
-}
-
-static inline uint32_t vw_slot(uint64_t w)
-{
-	return (uint32_t)((w >> VW_SLOT_SHIFT) & VW_SLOT_MASK);
-}
-
-static inline uint64_t vw_ver(uint64_t w)
-{
-	return w >> VW_VER_SHIFT;
-}
-
-static inline unsigned vw_gap(uint64_t w)
-{
-	return (unsigned)(w >> VW_GAP_SHIFT) & VW_GAP_MAX;
-}
-
-static inline uint64_t vw_make(uint64_t ver, uint32_t slot, bool active,
-			       uint8_t nmask, unsigned gap)
-{
-	return ((ver & VW_VER_MASK) << VW_VER_SHIFT) |
-	       ((uint64_t)gap << VW_GAP_SHIFT) | (active ? VW_ACTIVE : 0) |
-	       ((uint64_t)slot << VW_SLOT_SHIFT) | nmask;
-}
-
-static inline shadow_word *vw_block(uint64_t w)
-{
-	return (shadow_word *)(uintptr_t)(w >> 8);
-}
-
-/* State of byte @b of a compact cell word or of a byte word. */
-static inline struct byte_state vw_byte(uint64_t w, unsigned b)
-{
-	struct byte_state s = { vw_ver(w), vw_slot(w), !!(w & VW_ACTIVE) };
-
-	if (w & (1U << b)) {
-		unsigned gap = vw_gap(w);
-
-		s.ver = gap ? (s.ver - gap) & VW_VER_MASK : 0;
-		s.slot = gap ? s.slot : 0;
-		s.active = false;
-	}
-	return s;
-}
-
-/* Current word of byte @b given its cell word @w (byte word if refined). */
-static inline uint64_t byte_word(uint64_t w, unsigned b)
-{
-	if (vw_refined(w))
-		return atomic_load_explicit(&vw_block(w)[b],
-					    memory_order_acquire);
-	return w;
-}
 
 static inline uint64_t ver_distance(uint64_t now, uint64_t then)
 {
@@ -394,6 +322,15 @@ split:
 
 /* --- the read log */
 
+/* The log lost or shrank entries: no filter entry may vouch for them. */
+static void rfilter_invalidate(struct valor_thread *th)
+{
+	if (++th->rgen == 0) {
+		memset(th->rfilter, 0, RFILTER_ENTRIES * sizeof(*th->rfilter));
+		th->rgen = 1;
+	}
+}
+
 static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 			uint8_t m, uint64_t site)
 {
@@ -416,6 +353,24 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 	e->snapshot = snap;
 	e->site = site;
 	e->mask = m;
+}
+
+int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
+		     uint8_t m, uint64_t site)
+{
+	struct rfilter_entry *f = &th->rfilter[cell & (RFILTER_ENTRIES - 1)];
+
+	rlog_append(th, cell, w, m, site);
+	/* After the append: a full log was validated and emptied by it. */
+	if (f->cell == cell && f->snapshot == w && f->gen == th->rgen) {
+		f->mask |= m;
+	} else {
+		f->cell = cell;
+		f->snapshot = w;
+		f->gen = th->rgen;
+		f->mask = m;
+	}
+	return conflict_deliver(th);
 }
 
 static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
@@ -481,33 +436,10 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t cell;
 	uint8_t m;
 
-	/*
-	 * The common cases, inline: an access within one cell that cannot
-	 * conflict -- a write to bytes this region owns already, a read of
-	 * a compact cell no other region owns.
-	 */
-	if (likely((addr & (CELL_SIZE - 1)) + size <= CELL_SIZE)) {
-		shadow_word *p =
-			shadow_peek(&th->ctx->shadow, addr >> CELL_SHIFT);
-		uint64_t w;
+	int fast = valor_o_fast(th, addr, size, is_write, site);
 
-		cell = addr >> CELL_SHIFT;
-		m = cell_mask(addr & (CELL_SIZE - 1),
-			      (addr & (CELL_SIZE - 1)) + size);
-		if (likely(p)) {
-			w = atomic_load_explicit(p, memory_order_acquire);
-			if (is_write) {
-				if ((w & VW_ACTIVE) && vw_slot(w) == th->slot &&
-				    !vw_refined(w) && !(m & w & VW_NMASK))
-					return 0;
-			} else if (!vw_refined(w) && (!(w & VW_ACTIVE) ||
-						      vw_slot(w) == th->slot)) {
-				rlog_append(th, cell, w, m, site);
-				return conflict_deliver(th);
-			}
-		}
-	}
-
+	if (fast != VALOR_FAST_MISS)
+		return fast;
 	for_each_cell(addr, size, cell, m) {
 		if (is_write) {
 			if (write_cell(th, cell, m, site, &eager))
@@ -575,6 +507,7 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 {
 	uint32_t kept = 0;
 
+	rfilter_invalidate(th);
 	th->st.validations++;
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
 		struct rlog_entry e = th->rlog[i];
@@ -796,6 +729,7 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 		 last = (addr + size - 1) >> CELL_SHIFT;
 	uint32_t kept = 0;
 
+	rfilter_invalidate(th);
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
 		struct rlog_entry e = th->rlog[i];
 
@@ -920,12 +854,23 @@ int valor_o_thread_init(struct valor_thread *th)
 {
 	th->rlog = eng_malloc((size_t)th->ctx->p.read_log_entries *
 			      sizeof(*th->rlog));
-	return th->rlog ? 0 : -ENOMEM;
+	th->rfilter = eng_calloc(RFILTER_ENTRIES, sizeof(*th->rfilter));
+	if (!th->rlog || !th->rfilter) {
+		valor_o_thread_fini(th);
+		return -ENOMEM;
+	}
+	th->rgen = 1;
+	th->shadow_top = th->ctx->shadow.top;
+	th->valor_fast = true;
+	return 0;
 }
 
 void valor_o_thread_fini(struct valor_thread *th)
 {
+	th->valor_fast = false;
 	eng_free(th->rlog);
+	eng_free(th->rfilter);
 	th->rlog = NULL;
+	th->rfilter = NULL;
 	th->rlog_n = 0;
 }

@@ -17,20 +17,31 @@
  */
 #include "intercept.h"
 #include "rt.h"
+#include "valor_fast.h"
 
 extern void *__libc_realloc(void *p, size_t size);
 
 #define SITE() ((uintptr_t)__builtin_return_address(0) - 1)
 
+/*
+ * Valor's common accesses are done here, inline (valor_fast.h): a write
+ * the region owns already, a read the log holds already.  Only the rest
+ * pays for the call into the engine.
+ */
 static inline __attribute__((always_inline)) void
 on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 {
 	struct rt_thread *t = rt_cur;
+	struct valor_thread *th;
 
 	if (unlikely(!t || t->busy || !t->vt))
 		return;
+	th = t->vt;
 	t->busy++;
-	valor_access(t->vt, (uintptr_t)addr, size, is_write, site);
+	if (!likely(th->valor_fast) ||
+	    valor_o_fast(th, (uintptr_t)addr, size, is_write, site) ==
+		    VALOR_FAST_MISS)
+		valor_access(th, (uintptr_t)addr, size, is_write, site);
 	t->busy--;
 }
 

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Valor-O's fast path, inline: the accesses that need no more than a
+ * look at the cell word.  The runtime's __tsan_* entry points inline it,
+ * so the common access costs no call; valor_o_access() starts with it.
+ *
+ *  - a write to bytes this region owns already: nothing to do;
+ *  - a read of a compact cell no other region owns, whose bytes the read
+ *    log holds already with this same cell word: nothing to do (the
+ *    entry there validates exactly what a new one would);
+ *  - a read of such a cell not in the log yet: one entry, out of line.
+ *
+ * Everything else (cells refined per byte, another region's ownership,
+ * accesses spanning cells, leaves not created yet) takes the full path.
+ */
+#ifndef VALOR_CORE_VALOR_FAST_H
+#define VALOR_CORE_VALOR_FAST_H
+
+#include "internal.h"
+#include "valor_word.h"
+
+/* Out of line: log a read of a compact cell (valor.c). */
+int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
+		     uint8_t m, uint64_t site);
+
+#define VALOR_FAST_MISS (-1)
+
+/*
+ * The result valor_o_access() would return, or VALOR_FAST_MISS when the
+ * access needs the full path.  @th->valor_fast must be true.
+ */
+static inline __attribute__((always_inline)) int
+valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
+	     bool is_write, uint64_t site)
+{
+	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
+	shadow_word *leaf;
+	struct rfilter_entry *f;
+	uint64_t w;
+	uint8_t m;
+
+	if (__builtin_expect(off + size > CELL_SIZE ||
+				     addr >= (1ULL << SHADOW_ADDR_BITS),
+			     0))
+		return VALOR_FAST_MISS;
+	leaf = atomic_load_explicit(
+		&th->shadow_top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
+		memory_order_acquire);
+	if (__builtin_expect(!leaf, 0))
+		return VALOR_FAST_MISS;
+	w = atomic_load_explicit(&leaf[cell & (SHADOW_LEAF_WORDS - 1)],
+				 memory_order_acquire);
+	m = (uint8_t)(((1U << (off + size)) - 1) & ~((1U << off) - 1));
+	if (vw_refined(w))
+		return VALOR_FAST_MISS;
+	if (is_write)
+		return (w & VW_ACTIVE) && vw_slot(w) == th->slot &&
+				       !(m & w & VW_NMASK) ?
+			       0 :
+			       VALOR_FAST_MISS;
+	if ((w & VW_ACTIVE) && vw_slot(w) != th->slot)
+		return VALOR_FAST_MISS;
+	f = &th->rfilter[cell & (RFILTER_ENTRIES - 1)];
+	if (f->cell == cell && f->snapshot == w && f->gen == th->rgen &&
+	    (f->mask & m) == m)
+		return 0;
+	return valor_o_log_read(th, cell, w, m, site);
+}
+
+#endif /* VALOR_CORE_VALOR_FAST_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Valor-O cell word (valor.c explains the format), shared by the
+ * engine and the runtime's inline fast path (valor_fast.h).
+ */
+#ifndef VALOR_CORE_VALOR_WORD_H
+#define VALOR_CORE_VALOR_WORD_H
+
+#include "shadow.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VW_SLOT_SHIFT 8
+#define VW_SLOT_MASK 0x7fffULL
+#define VW_ACTIVE (1ULL << 23)
+#define VW_GAP_SHIFT 24
+#define VW_GAP_MAX 15U
+#define VW_VER_SHIFT 28
+#define VW_VER_MASK ((1ULL << 36) - 1)
+#define VW_NMASK 0xffULL
+#define VW_REFINED 0xffULL
+
+struct byte_state {
+	uint64_t ver;
+	uint32_t slot;
+	bool active;
+};
+
+static inline bool vw_refined(uint64_t w)
+{
+	return (w & VW_NMASK) == VW_REFINED;
+}
+
+static inline uint32_t vw_slot(uint64_t w)
+{
+	return (uint32_t)((w >> VW_SLOT_SHIFT) & VW_SLOT_MASK);
+}
+
+static inline uint64_t vw_ver(uint64_t w)
+{
+	return w >> VW_VER_SHIFT;
+}
+
+static inline unsigned vw_gap(uint64_t w)
+{
+	return (unsigned)(w >> VW_GAP_SHIFT) & VW_GAP_MAX;
+}
+
+static inline uint64_t vw_make(uint64_t ver, uint32_t slot, bool active,
+			       uint8_t nmask, unsigned gap)
+{
+	return ((ver & VW_VER_MASK) << VW_VER_SHIFT) |
+	       ((uint64_t)gap << VW_GAP_SHIFT) | (active ? VW_ACTIVE : 0) |
+	       ((uint64_t)slot << VW_SLOT_SHIFT) | nmask;
+}
+
+static inline shadow_word *vw_block(uint64_t w)
+{
+	return (shadow_word *)(uintptr_t)(w >> 8);
+}
+
+/* State of byte @b of a compact cell word or of a byte word. */
+static inline struct byte_state vw_byte(uint64_t w, unsigned b)
+{
+	struct byte_state s = { vw_ver(w), vw_slot(w), !!(w & VW_ACTIVE) };
+
+	if (w & (1U << b)) {
+		unsigned gap = vw_gap(w);
+
+		s.ver = gap ? (s.ver - gap) & VW_VER_MASK : 0;
+		s.slot = gap ? s.slot : 0;
+		s.active = false;
+	}
+	return s;
+}
+
+/* Current word of byte @b given its cell word @w (byte word if refined). */
+static inline uint64_t byte_word(uint64_t w, unsigned b)
+{
+	if (vw_refined(w))
+		return atomic_load_explicit(&vw_block(w)[b],
+					    memory_order_acquire);
+	return w;
+}
+
+#endif /* VALOR_CORE_VALOR_WORD_H */
