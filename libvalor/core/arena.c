@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct arena_chunk {
 	struct arena_chunk *next;
@@ -97,20 +98,24 @@ static void *alloc_large(struct arena *a, size_t size)
 	return (char *)l + LARGE_HEADER;
 }
 
+/*
+ * A large block's pages go back to the system, its mapping does not:
+ * a racing reader (FastRCD/FastTrack's unlocked read-set check) may
+ * still look at it and must read zeros, not fault.  The address space is
+ * released with the context.
+ */
 static void free_large(struct arena *a, void *p)
 {
 	struct arena_large *l = (void *)((char *)p - LARGE_HEADER);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t to = ((uintptr_t)l + l->bytes) & ~(uintptr_t)(page - 1);
 
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
 	eng_lock(&a->lock);
-	if (l->prev)
-		l->prev->next = l->next;
-	else
-		a->large = l->next;
-	if (l->next)
-		l->next->prev = l->prev;
 	a->bytes -= l->bytes;
 	eng_unlock(&a->lock);
-	munmap(l, l->bytes);
 }
 
 void *arena_alloc(struct arena *a, size_t size)

@@ -3,9 +3,10 @@
  * A context's allocator for out-of-line metadata (Valor's refined cells,
  * FastRCD/FastTrack cells): bump allocation from large chunks, with
  * free lists per size class so that freed metadata is reused.  Nothing
- * goes back to the system before the context is freed, so a racing
- * reader of a recycled object reads stale metadata, never unmapped
- * memory.  Only metadata slow paths allocate; a mutex is enough.
+ * goes back to the system before the context is freed (a large block's
+ * pages do, its mapping does not), so a racing reader of a recycled
+ * object reads stale metadata or zeros, never unmapped memory.  Only
+ * metadata slow paths allocate; a mutex is enough.
  */
 #ifndef VALOR_CORE_ARENA_H
 #define VALOR_CORE_ARENA_H

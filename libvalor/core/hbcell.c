@@ -24,14 +24,71 @@ static inline void cpu_relax(void)
 
 static void cell_lock(struct hb_cell *c)
 {
-	while (atomic_flag_test_and_set_explicit(&c->lock,
-						 memory_order_acquire))
+	uint32_t s = atomic_load_explicit(&c->seq, memory_order_relaxed);
+
+	for (;;) {
+		if (!(s & 1) &&
+		    atomic_compare_exchange_weak_explicit(&c->seq, &s, s + 1,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return;
 		cpu_relax();
+		s = atomic_load_explicit(&c->seq, memory_order_relaxed);
+	}
 }
 
 static void cell_unlock(struct hb_cell *c)
 {
-	atomic_flag_clear_explicit(&c->lock, memory_order_release);
+	atomic_store_explicit(
+		&c->seq,
+		atomic_load_explicit(&c->seq, memory_order_relaxed) + 1,
+		memory_order_release);
+}
+
+/* A field of a cell read without its lock; the sequence check decides. */
+#define UNLOCKED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/*
+ * Would the access leave the cell unchanged (the same epoch wrote, or
+ * read, it already)?  Decided without the lock: the answer counts only
+ * if no lock holder came in between.  Read sets live in the arena, whose
+ * memory stays mapped, and are looked into only after the sequence shows
+ * that the pointer and its capacity belong together.
+ */
+static bool same_epoch_unlocked(struct hb_cell *c, const struct hb_op *op)
+{
+	uint32_t s = atomic_load_explicit(&c->seq, memory_order_acquire);
+	const struct hb_byte *b = &c->whole;
+	const struct hb_readset *rs;
+	bool same = false;
+
+	if ((s & 1) || UNLOCKED(c->split))
+		return false;
+	if (op->is_write) {
+		same = UNLOCKED(b->w.epoch) == op->epoch;
+	} else {
+		rs = UNLOCKED(b->rs);
+		if (!rs) {
+			same = UNLOCKED(b->r.epoch) == op->epoch;
+		} else {
+			uint32_t n, cap;
+
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&c->seq,
+						 memory_order_relaxed) != s)
+				return false;
+			n = UNLOCKED(rs->n);
+			cap = UNLOCKED(rs->cap);
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&c->seq,
+						 memory_order_relaxed) != s)
+				return false;
+			for (uint32_t i = 0; i < n && i < cap && !same; i++)
+				same = UNLOCKED(rs->v[i].epoch) == op->epoch;
+		}
+	}
+	atomic_thread_fence(memory_order_acquire);
+	return same && atomic_load_explicit(&c->seq, memory_order_relaxed) == s;
 }
 
 static struct hb_cell *cell_get(struct valor_ctx *ctx, uint64_t cell)
@@ -48,7 +105,7 @@ static struct hb_cell *cell_get(struct valor_ctx *ctx, uint64_t cell)
 	c = arena_alloc(&ctx->arena, sizeof(*c));
 	if (!c)
 		return NULL;
-	atomic_flag_clear(&c->lock);
+	atomic_store_explicit(&c->seq, 0, memory_order_relaxed);
 	if (!atomic_compare_exchange_strong(p, &expected, (uintptr_t)c)) {
 		arena_free(&ctx->arena, c, sizeof(*c));
 		return (struct hb_cell *)(uintptr_t)expected;
@@ -354,6 +411,8 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 		if (!c)
 			return;
 		op.cell = cell;
+		if (same_epoch_unlocked(c, &op))
+			continue;
 		cell_lock(c);
 		apply_cell(th, c, &op, m, false);
 		cell_unlock(c);

@@ -8,8 +8,11 @@
  * access of part of the cell would change it; splitting copies the whole
  * record into every byte, so it loses nothing.
  *
- * A cell's spinlock guards everything in it; these analyses need several
- * words updated together (the Valor paper, section 3.1).
+ * A cell's lock guards everything in it; these analyses need several
+ * words updated together (the Valor paper, section 3.1).  The lock is a
+ * sequence lock: odd while held.  That lets the same-epoch check, which
+ * only reads, run without taking it -- a read-shared cell is then read by
+ * every thread without its cache line bouncing between them.
  */
 #ifndef VALOR_CORE_HBCELL_H
 #define VALOR_CORE_HBCELL_H
@@ -37,7 +40,7 @@ struct hb_byte {
 };
 
 struct hb_cell {
-	atomic_flag lock;
+	_Atomic uint32_t seq; /* odd: locked */
 	bool split;
 	struct hb_byte whole;
 	struct hb_byte *bytes; /* [8] once split */
