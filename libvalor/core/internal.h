@@ -134,6 +134,7 @@ struct valor_thread {
 	uint32_t rgen;
 	struct rlog_entry *rlog;
 	uint32_t rlog_n;
+	uint32_t rlog_cap; /* grows up to p.read_log_entries */
 	uint64_t region_start; /* first write-log index of this region */
 	bool ordered; /* ordering-rule validation done this region */
 

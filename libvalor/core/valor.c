@@ -322,6 +322,8 @@ split:
 
 /* --- the read log */
 
+#define RLOG_FIRST_ENTRIES 256U
+
 /* The log lost or shrank entries: no filter entry may vouch for them. */
 static void rfilter_invalidate(struct valor_thread *th)
 {
@@ -329,6 +331,27 @@ static void rfilter_invalidate(struct valor_thread *th)
 		memset(th->rfilter, 0, RFILTER_ENTRIES * sizeof(*th->rfilter));
 		th->rgen = 1;
 	}
+}
+
+/*
+ * Threads that read little keep a small log: it starts at a page or two
+ * and doubles up to the configured size.  False when it cannot grow.
+ */
+static bool rlog_grow(struct valor_thread *th)
+{
+	uint32_t cap = th->rlog_cap * 2;
+	struct rlog_entry *bigger;
+
+	if (cap > th->ctx->p.read_log_entries)
+		cap = th->ctx->p.read_log_entries;
+	if (cap <= th->rlog_cap)
+		return false;
+	bigger = eng_realloc(th->rlog, (size_t)cap * sizeof(*th->rlog));
+	if (!bigger)
+		return false;
+	th->rlog = bigger;
+	th->rlog_cap = cap;
+	return true;
 }
 
 static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
@@ -343,7 +366,7 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 			return;
 		}
 	}
-	if (unlikely(th->rlog_n == th->ctx->p.read_log_entries)) {
+	if (unlikely(th->rlog_n == th->rlog_cap) && !rlog_grow(th)) {
 		/* A full log is validated and emptied: the region splits. */
 		th->st.read_log_overflows++;
 		valor_o_validate(th, true);
@@ -852,8 +875,10 @@ uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr)
 
 int valor_o_thread_init(struct valor_thread *th)
 {
-	th->rlog = eng_malloc((size_t)th->ctx->p.read_log_entries *
-			      sizeof(*th->rlog));
+	th->rlog_cap = th->ctx->p.read_log_entries < RLOG_FIRST_ENTRIES ?
+			       th->ctx->p.read_log_entries :
+			       RLOG_FIRST_ENTRIES;
+	th->rlog = eng_malloc((size_t)th->rlog_cap * sizeof(*th->rlog));
 	th->rfilter = eng_calloc(RFILTER_ENTRIES, sizeof(*th->rfilter));
 	if (!th->rlog || !th->rfilter) {
 		valor_o_thread_fini(th);
