@@ -91,16 +91,15 @@ struct rlog_entry {
 };
 
 /*
- * Valor's read filter: which (cell, snapshot, bytes) the read log holds
- * already, so a repeated read costs a compare instead of an entry.  Direct
- * mapped by cell; an entry counts only while @gen is the thread's rgen,
- * which changes whenever the log loses or shrinks entries.
+ * Valor's read filter: which bytes of a cell the read log holds already,
+ * so a repeated read costs a compare instead of an entry.  Direct mapped
+ * by cell; an entry counts only while @gen is the thread's rgen, which
+ * changes whenever the log loses or shrinks entries (validation, a free).
  */
 #define RFILTER_ENTRIES 4096U
 
 struct rfilter_entry {
 	uint64_t cell;
-	uint64_t snapshot;
 	uint32_t gen;
 	uint8_t mask;
 };

@@ -385,11 +385,10 @@ int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
 
 	rlog_append(th, cell, w, m, site);
 	/* After the append: a full log was validated and emptied by it. */
-	if (f->cell == cell && f->snapshot == w && f->gen == th->rgen) {
+	if (f->cell == cell && f->gen == th->rgen) {
 		f->mask |= m;
 	} else {
 		f->cell = cell;
-		f->snapshot = w;
 		f->gen = th->rgen;
 		f->mask = m;
 	}

@@ -6,8 +6,10 @@
  *
  *  - a write to bytes this region owns already: nothing to do;
  *  - a read of a compact cell no other region owns, whose bytes the read
- *    log holds already with this same cell word: nothing to do (the
- *    entry there validates exactly what a new one would);
+ *    log holds already from this region: nothing to do.  The entry there
+ *    finds every write by another thread after it, so after this read
+ *    too, and names the same reading region: validating a second entry
+ *    could only report what the first does;
  *  - a read of such a cell not in the log yet: one entry, out of line.
  *
  * Everything else (cells refined per byte, another region's ownership,
@@ -61,8 +63,7 @@ valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 	if ((w & VW_ACTIVE) && vw_slot(w) != th->slot)
 		return VALOR_FAST_MISS;
 	f = &th->rfilter[cell & (RFILTER_ENTRIES - 1)];
-	if (f->cell == cell && f->snapshot == w && f->gen == th->rgen &&
-	    (f->mask & m) == m)
+	if (f->cell == cell && f->gen == th->rgen && (f->mask & m) == m)
 		return 0;
 	return valor_o_log_read(th, cell, w, m, site);
 }
