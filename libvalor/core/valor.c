@@ -824,6 +824,8 @@ void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
 {
 	struct shadow *sh = &th->ctx->shadow;
 
+	/* The log's entries of the source no longer say what was read. */
+	rfilter_invalidate(th);
 	for (uint64_t i = 0; i < ncells; i++) {
 		shadow_word *src,
 			*dst = shadow_move_pair(sh, from + i, to + i, &src);
