@@ -88,6 +88,22 @@ FORMAT_FILES = $(filter-out %.mod.c,$(patsubst ./%,%,$(shell find . \
 		 -path ./build -prune -o -path ./.git -prune -o -type f \
 		 \( -name '*.c' -o -name '*.h' \) -print | sort)))
 
+# The benchmark harness (tools/bench/README.md).  The floor is the stub
+# __tsan_* runtime every instrumented variant is measured against: never
+# instrumented, -O2 whatever CFLAGS says, position-independent like the
+# real runtime, -mcx16 for an inline 128-bit compare-and-swap.  It is an
+# archive because the workloads link it statically, as valor cc links the
+# real runtime.
+BENCH_FLOOR_OBJ := $(BUILD)/bench/obj/floor.o
+BENCH_FLOOR_A := $(BUILD)/bench/lib/libvalor-floor.a
+BENCH_FLOOR_CFLAGS := -O2 -fPIC -mcx16 -fno-sanitize=all
+# The helper that runs each measured program: static, so that the peak
+# RSS a program inherits from it across exec is a few hundred KB.
+BENCH_SPAWN := $(BUILD)/bench/lib/bench-spawn
+BENCH_FILES := $(BENCH_FLOOR_A) $(BENCH_SPAWN)
+PYTHON ?= python3
+BENCH_ARGS ?=
+
 # ---- the kernel module and the guest ------------------------------------
 
 # Kbuild output must match the guest kernel, so the default is the headers
@@ -135,7 +151,8 @@ VALOR_EXIT_CONFLICTS := 66
 # ---- targets ------------------------------------------------------------
 
 .PHONY: all lib runtime tests check check-long example deps format \
-	format-check clean help kmod guest-tests vmkernel vmtest checkpatch
+	format-check clean help kmod guest-tests vmkernel vmtest checkpatch \
+	bench bench-quick
 .DEFAULT_GOAL := all
 
 all: lib runtime $(VALOR_BIN)
@@ -144,8 +161,9 @@ lib: $(LIB_A) $(LIB_SO)
 
 runtime: $(RT_FILES)
 
-# Tests build programs with build/bin/valor cc, which needs the runtime.
-tests: $(TEST_BINS) $(RT_FILES) $(VALOR_BIN)
+# Tests build programs with build/bin/valor cc, which needs the runtime;
+# the harness's smoke test (tests/tools/bench_smoke_test.c) needs its files.
+tests: $(TEST_BINS) $(RT_FILES) $(VALOR_BIN) $(BENCH_FILES)
 
 # The guest run counts into the same closing line as the host tests.
 check: all tests kmod guest-tests vmkernel
@@ -216,6 +234,15 @@ example: all
 		exit 1; \
 	fi
 
+# The benchmarks: not part of check (timings are noisy on shared
+# machines); tests/tools/bench_smoke_test runs the harness on tiny sizes.
+# bench.py builds the workloads (tools/bench/workloads/*.c) itself.
+bench: all $(BENCH_FILES)
+	$(Q)$(PYTHON) tools/bench/bench.py $(BENCH_ARGS)
+
+bench-quick: all $(BENCH_FILES)
+	$(Q)$(PYTHON) tools/bench/bench.py --quick $(BENCH_ARGS)
+
 deps: $(DEPS_STAMP)
 
 # The stamp is redone whenever the package list (the script) changes.
@@ -247,6 +274,22 @@ $(BUILD)/obj-rt/%.o: %.c | $(DEPS_STAMP)
 	$(quiet) CC-RT $<
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(RT_CPPFLAGS) $(RT_CFLAGS) -c -o $@ $<
+
+$(BENCH_FLOOR_OBJ): tools/bench/floor.c | $(DEPS_STAMP)
+	$(quiet) CC-FLOOR $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(DEPFLAGS) $(BENCH_FLOOR_CFLAGS) -c -o $@ $<
+
+$(BENCH_FLOOR_A): $(BENCH_FLOOR_OBJ)
+	$(quiet) AR $@
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(BENCH_SPAWN): tools/bench/spawn.c | $(DEPS_STAMP)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -O2 -static -o $@ $<
 
 # Every runtime file sees the option table through rt.h; so does
 # `valor run --help` (tools/valor/cmd_run.c).
@@ -376,6 +419,9 @@ help:
 	@echo '  check          build everything and run every test, host and guest (tools/run-tests.sh)'
 	@echo '  check-long     check with a longer differential run (VALOR_DIFF_TRACES=1000000)'
 	@echo '  example        build $(EXAMPLE_PROGRAM) with valor cc and run it under valor run'
+	@echo '  bench          benchmarks: tools/bench/workloads/ native, floor, libtsan and'
+	@echo '                 Valor (3 analyses), 5 rounds + scaling; table, build/bench/results.{json,png}'
+	@echo '  bench-quick    the same with one round and small sizes (tools/bench/README.md)'
 	@echo '  tests          build the host test binaries under build/tests/ only'
 	@echo '  kmod           build valor.ko with Kbuild against KDIR, copy it to $(KMOD_KO)'
 	@echo '  guest-tests    build the static guest tests build/tests/kmod/ and their progs/'
@@ -389,8 +435,10 @@ help:
 	@echo 'Variables: V=1 (show commands), CC, CFLAGS (default -O2 -g), LDFLAGS,'
 	@echo '  VALOR_TEST_TIMEOUT (seconds per test binary, default 600),'
 	@echo '  KDIR (kernel headers; default the linux-headers-amd64 tree under /usr/src),'
+	@echo '  BENCH_ARGS (more bench.py options, e.g. --workloads=fft,lu), PYTHON,'
 	@echo '  VMTEST_TIMEOUT, VMTEST_TEST_TIMEOUT and more: tools/vmtest/README.md'
 
 -include $(LIB_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(RT_OBJS:.o=.d) \
 	 $(VALOR_OBJS:.o=.d) \
-	 $(TESTLIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(KTEST_OBJS:.o=.d)
+	 $(TESTLIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(KTEST_OBJS:.o=.d) \
+	 $(BENCH_FLOOR_OBJ:.o=.d) $(BENCH_SPAWN).d

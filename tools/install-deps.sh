@@ -31,6 +31,8 @@ PACKAGES=(
 	qemu-system-x86	# the guest that runs valor.ko and the guest tests (TCG)
 	busybox-static	# the guest's whole user space
 	cpio		# to pack the guest's initramfs
+	python3		# the benchmark harness, tools/bench/bench.py (make bench)
+	gnuplot-nox	# its bar chart, build/bench/results.png
 )
 
 is_installed()
