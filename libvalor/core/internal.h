@@ -98,6 +98,27 @@ struct rlog_entry {
  */
 #define RFILTER_ENTRIES 4096U
 
+/*
+ * Which cells may have entries in the read log, one bit per cell modulo
+ * RBLOOM_BITS, set on append and cleared when the log empties: a free
+ * of memory the thread has not read since skips the walk of its log.
+ */
+#define RBLOOM_BITS 16384U
+
+/*
+ * A free must look at the log's entries for the freed cells.  Past
+ * RINDEX_MIN entries it finds them through a sorted index instead of
+ * walking the whole log at every free (a program freeing its nodes after
+ * reading them all).  Entries keep their places (a forgotten read just
+ * loses its bytes), so the index stays right until validation moves them.
+ */
+#define RINDEX_MIN 64U
+
+struct rindex_pair {
+	uint64_t cell;
+	uint32_t idx;
+};
+
 struct rfilter_entry {
 	uint64_t cell;
 	uint32_t gen;
@@ -131,6 +152,12 @@ struct valor_thread {
 	shadow_word *_Atomic *shadow_top; /* ctx->shadow.top */
 	struct rfilter_entry *rfilter;
 	uint32_t rgen;
+	uint64_t *rbloom; /* RBLOOM_BITS: cells that may be in the log */
+	/* Entries [0, rindex_n) of the log sorted by cell, for frees. */
+	struct rindex_pair *rindex;
+	uint32_t rindex_n, rindex_cap;
+	uint64_t rlog_shape; /* changes when entries move or go */
+	uint64_t rindex_shape;
 	struct rlog_entry *rlog;
 	uint32_t rlog_n;
 	uint32_t rlog_cap; /* grows up to p.read_log_entries */

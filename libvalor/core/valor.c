@@ -371,6 +371,7 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 		th->st.read_log_overflows++;
 		valor_o_validate(th, true);
 	}
+	th->rbloom[(cell / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (cell % 64);
 	e = &th->rlog[th->rlog_n++];
 	e->cell = cell;
 	e->snapshot = snap;
@@ -530,6 +531,7 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	uint32_t kept = 0;
 
 	rfilter_invalidate(th);
+	th->rlog_shape++;
 	th->st.validations++;
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
 		struct rlog_entry e = th->rlog[i];
@@ -540,6 +542,23 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 			th->rlog[kept++] = e;
 	}
 	th->rlog_n = kept;
+	if (!kept)
+		memset(th->rbloom, 0, RBLOOM_BITS / 8);
+}
+
+/* May the log hold an entry for a cell in [first, last]? */
+static bool rlog_may_hold(const struct valor_thread *th, uint64_t first,
+			  uint64_t last)
+{
+	if (!th->rlog_n)
+		return false;
+	if (last - first >= RBLOOM_BITS)
+		return true;
+	for (uint64_t c = first; c <= last; c++)
+		if (th->rbloom[(c / 64) % (RBLOOM_BITS / 64)] &
+		    (1ULL << (c % 64)))
+			return true;
+	return false;
 }
 
 /* Our region's ownership of the cell at @p (or of its bytes) ends. */
@@ -745,30 +764,98 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
  * Our own pending reads of [addr, addr + size) are about to lose their
  * history: check them one last time, then forget them.
  */
+/* Check entry @e's bytes in [addr, addr + size) one last time, drop them. */
+static void forget_entry(struct valor_thread *th, struct rlog_entry *e,
+			 uint64_t addr, uint64_t size)
+{
+	uint64_t lo = e->cell << CELL_SHIFT;
+	uint64_t from = addr > lo ? addr - lo : 0;
+	uint64_t to = addr + size - lo;
+	uint8_t m;
+
+	if (to > CELL_SIZE)
+		to = CELL_SIZE;
+	m = e->mask & cell_mask(from, to);
+	if (!m)
+		return;
+	check_entry(th, e, m);
+	e->mask &= ~m;
+}
+
+static int rindex_cmp(const void *a, const void *b)
+{
+	const struct rindex_pair *x = a, *y = b;
+
+	return x->cell < y->cell ? -1 : x->cell > y->cell;
+}
+
+/* Index the whole log; false if out of memory. */
+static bool rindex_build(struct valor_thread *th)
+{
+	if (th->rindex_cap < th->rlog_n) {
+		struct rindex_pair *p = eng_realloc(
+			th->rindex, (size_t)th->rlog_cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		th->rindex = p;
+		th->rindex_cap = th->rlog_cap;
+	}
+	for (uint32_t i = 0; i < th->rlog_n; i++) {
+		th->rindex[i].cell = th->rlog[i].cell;
+		th->rindex[i].idx = i;
+	}
+	qsort(th->rindex, th->rlog_n, sizeof(*th->rindex), rindex_cmp);
+	th->rindex_n = th->rlog_n;
+	th->rindex_shape = th->rlog_shape;
+	return true;
+}
+
+/*
+ * Our own pending reads of [addr, addr + size) are about to lose their
+ * history: check them one last time, then forget them.
+ */
 static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 {
 	uint64_t first = addr >> CELL_SHIFT,
 		 last = (addr + size - 1) >> CELL_SHIFT;
-	uint32_t kept = 0;
+	uint32_t kept = 0, lo, hi;
 
+	if (!rlog_may_hold(th, first, last))
+		return;
 	rfilter_invalidate(th);
+	if (th->rlog_n >= RINDEX_MIN &&
+	    ((th->rindex_shape == th->rlog_shape &&
+	      th->rlog_n - th->rindex_n <= th->rindex_n) ||
+	     rindex_build(th))) {
+		/* The first indexed entry at or after @first. */
+		for (lo = 0, hi = th->rindex_n; lo < hi;) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (th->rindex[mid].cell < first)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < th->rindex_n && th->rindex[lo].cell <= last; lo++)
+			forget_entry(th, &th->rlog[th->rindex[lo].idx], addr,
+				     size);
+		for (uint32_t i = th->rindex_n; i < th->rlog_n; i++)
+			if (th->rlog[i].cell >= first &&
+			    th->rlog[i].cell <= last)
+				forget_entry(th, &th->rlog[i], addr, size);
+		return;
+	}
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
 		struct rlog_entry e = th->rlog[i];
 
-		if (e.cell >= first && e.cell <= last) {
-			uint64_t lo = e.cell << CELL_SHIFT;
-			uint64_t from = addr > lo ? addr - lo : 0;
-			uint64_t to = addr + size - lo;
-
-			if (to > CELL_SIZE)
-				to = CELL_SIZE;
-			check_entry(th, &e, e.mask & cell_mask(from, to));
-			e.mask &= ~cell_mask(from, to);
-		}
+		if (e.cell >= first && e.cell <= last)
+			forget_entry(th, &e, addr, size);
 		if (e.mask)
 			th->rlog[kept++] = e;
 	}
 	th->rlog_n = kept;
+	th->rlog_shape++;
 }
 
 int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
@@ -881,7 +968,8 @@ int valor_o_thread_init(struct valor_thread *th)
 			       RLOG_FIRST_ENTRIES;
 	th->rlog = eng_malloc((size_t)th->rlog_cap * sizeof(*th->rlog));
 	th->rfilter = eng_calloc(RFILTER_ENTRIES, sizeof(*th->rfilter));
-	if (!th->rlog || !th->rfilter) {
+	th->rbloom = eng_calloc(RBLOOM_BITS / 64, sizeof(*th->rbloom));
+	if (!th->rlog || !th->rfilter || !th->rbloom) {
 		valor_o_thread_fini(th);
 		return -ENOMEM;
 	}
@@ -896,7 +984,12 @@ void valor_o_thread_fini(struct valor_thread *th)
 	th->valor_fast = false;
 	eng_free(th->rlog);
 	eng_free(th->rfilter);
+	eng_free(th->rbloom);
+	eng_free(th->rindex);
+	th->rindex = NULL;
+	th->rindex_n = th->rindex_cap = 0;
 	th->rlog = NULL;
 	th->rfilter = NULL;
+	th->rbloom = NULL;
 	th->rlog_n = 0;
 }

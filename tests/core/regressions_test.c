@@ -5,6 +5,7 @@
  * patterns of Valor's cell word that must not refine.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "kselftest_harness.h"
 
@@ -249,6 +250,63 @@ TEST(move_carries_write_history)
 		TH_LOG("%s: the moved write must conflict",
 		       valor_analysis_name(a));
 		valor_ctx_free(ctx);
+	}
+}
+
+/*
+ * A free finds the freeing thread's own reads through a sorted index once
+ * its read log is long (RINDEX_MIN): the verdict must be the one the
+ * short log gives.  The prefix reads cells nobody else touches.
+ */
+TEST(free_with_a_long_read_log_checks_the_same_reads)
+{
+	enum { PREFIX = 150 };
+	const struct valor_event tail[] = {
+		T_RD(0, X + 6, 2), /* read, then written by 1: RW */
+		T_RD(0, X + 16, 8), /* read, freed, never written */
+		T_WR(1, X + 6, 2),  T_RD(0, X + 4, 1),
+		T_FREE(0, X, 24), /* checks both reads one last time */
+		T_WR(1, X + 16, 8), /* after the free: no conflict */
+	};
+	const size_t ntail = sizeof(tail) / sizeof(tail[0]);
+	static struct valor_event longer[PREFIX + 8];
+	struct trace_result a = { 0 }, b = { 0 };
+	const int analyses[] = { VALOR_ANALYSIS_VALOR, VALOR_ANALYSIS_FASTRCD,
+				 VALOR_ANALYSIS_FASTTRACK };
+
+	for (size_t i = 0; i < PREFIX; i++)
+		longer[i] = (struct valor_event)T_RD(0, M + 8 * i, 8);
+	for (size_t i = 0; i < ntail; i++)
+		longer[PREFIX + i] = tail[i];
+	for (size_t k = 0; k < 3; k++) {
+		struct valor_params p = { .analysis = analyses[k] };
+
+		ASSERT_EQ(0, trace_run(&p, tail, ntail, &a));
+		ASSERT_EQ(0, trace_run(&p, longer, PREFIX + ntail, &b));
+		EXPECT_LT(0, a.n);
+		ASSERT_EQ(a.n, b.n)
+		{
+			trace_dump(&a, "short log");
+			trace_dump(&b, "long log");
+		}
+		for (size_t i = 0; i < a.n; i++) {
+			const struct trace_conflict *x = &a.v[i], *y = &b.v[i];
+
+			EXPECT_EQ(x->c.kind, y->c.kind);
+			EXPECT_EQ(x->c.addr, y->c.addr);
+			EXPECT_EQ(x->c.size, y->c.size);
+			EXPECT_EQ(x->first_tid, y->first_tid);
+			EXPECT_EQ(x->second_tid, y->second_tid);
+			EXPECT_EQ(x->first_event + PREFIX, y->first_event);
+			EXPECT_EQ(x->second_event + PREFIX, y->second_event);
+			if (x->reported_at != TRACE_AT_FINISH)
+				EXPECT_EQ(x->reported_at + PREFIX,
+					  y->reported_at);
+		}
+		trace_result_free(&a);
+		trace_result_free(&b);
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
 	}
 }
 
