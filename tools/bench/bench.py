@@ -202,7 +202,10 @@ def build_all(paths, cc, workloads, binaries, jobs):
         for b, (output, commands, inputs) in build_commands(
                 paths, cc, src, name).items():
             if b in binaries:
-                tasks[(name, b)] = (output, commands, inputs + [src])
+                # The workloads' shared header is a source of each.
+                shared = os.path.join(os.path.dirname(src), "workload.h")
+                tasks[(name, b)] = (output, commands,
+                                    inputs + [src, shared])
     errors = {}
     log("building %d binaries (%d workloads x %s) into %s"
         % (len(tasks), len(workloads), ",".join(sorted(binaries)),

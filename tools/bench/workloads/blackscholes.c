@@ -32,13 +32,14 @@
 
 #define NAME "blackscholes"
 
+#include "workload.h"
+
 /* Options at size 1.0; the data (memory) scales with -s. */
 #define BASE_OPTIONS 400000
 /* Repetitions of the whole pricing loop, PARSEC's NUM_RUNS. */
 #define NUM_RUNS 50
 /* Options priced again serially by the check. */
 #define CHECK_SAMPLES 4096
-#define MAX_THREADS 1024
 
 #define INV_SQRT_2PI 0.39894228040143270286
 
@@ -64,15 +65,6 @@ static double *prices;
 
 static long num_options;
 static int nthreads;
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* Uniform in [lo, hi). */
 static double uniform(uint64_t *state, double lo, double hi)
@@ -162,51 +154,6 @@ static void usage(FILE *f)
 		NAME, BASE_OPTIONS);
 }
 
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	char *end;
-	long t;
-	int c;
-
-	while ((c = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (c) {
-		case 't':
-			errno = 0;
-			t = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		case 's':
-			errno = 0;
-			*size = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(*size > 0) ||
-			    *size > 1e6) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
 static void *xmalloc(size_t n)
 {
 	void *p = malloc(n);
@@ -281,7 +228,7 @@ int main(int argc, char **argv)
 	int err;
 
 	nthreads = 2;
-	if (parse_args(argc, argv, &nthreads, &size))
+	if (workload_args(argc, argv, &nthreads, &size))
 		return 2;
 
 	num_options = (long)(BASE_OPTIONS * size);

@@ -32,10 +32,12 @@
 #include <unistd.h>
 
 #define NAME "fft"
+
+#include "workload.h"
+
 #define DEFAULT_LOG2_POINTS 22
 #define MIN_LOG2_POINTS 4
 #define MAX_LOG2_POINTS 30
-#define MAX_THREADS 1024
 #define TILE 16 /* transpose tile edge, in points */
 #define NR_SPOTS 3 /* forward outputs checked against a direct DFT */
 
@@ -73,61 +75,6 @@ static void usage(FILE *f)
 		"  -s SIZE     data size factor (default 1.0: 2^%d points),\n"
 		"              rounded to a power of four\n",
 		NAME, DEFAULT_LOG2_POINTS);
-}
-
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	int opt;
-	char *end;
-
-	*threads = 2;
-	*size = 1.0;
-	while ((opt = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (opt) {
-		case 't': {
-			long t = strtol(optarg, &end, 10);
-
-			if (*optarg == '\0' || *end != '\0' || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		}
-		case 's':
-			*size = strtod(optarg, &end);
-			if (*optarg == '\0' || *end != '\0' ||
-			    !isfinite(*size) || *size <= 0) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
-/* splitmix64's finaliser: a deterministic value for every index. */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 /* A uniform double in [-1, 1) from 53 random bits. */
@@ -401,7 +348,7 @@ int main(int argc, char **argv)
 	double size, err;
 	int threads, rc;
 
-	if (parse_args(argc, argv, &threads, &size))
+	if (workload_args(argc, argv, &threads, &size))
 		return 2;
 
 	/* The nearest power of four to size * 2^DEFAULT_LOG2_POINTS. */

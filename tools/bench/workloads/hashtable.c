@@ -34,6 +34,8 @@
 
 #define NAME "hashtable"
 
+#include "workload.h"
+
 /* Keys at size 1.0; the table (memory) scales with -s. */
 #define BASE_KEYS 250000
 #define OPS_PER_KEY 16 /* operations, all threads together, per key */
@@ -41,7 +43,6 @@
 #define DELETE_PERCENT 10 /* the rest are lookups */
 #define STRIPES 64
 #define VERSION_BITS 24 /* a value is key << VERSION_BITS | version */
-#define MAX_THREADS 1024
 
 struct node {
 	uint64_t key;
@@ -70,15 +71,6 @@ static struct thread_log *logs;
 static long nkeys;
 static long ops_per_thread;
 static int nthreads;
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static uint64_t hash_key(uint64_t key)
 {
@@ -211,51 +203,6 @@ static void usage(FILE *f)
 		NAME, BASE_KEYS);
 }
 
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	char *end;
-	long t;
-	int c;
-
-	while ((c = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (c) {
-		case 't':
-			errno = 0;
-			t = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		case 's':
-			errno = 0;
-			*size = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(*size > 0) ||
-			    *size > 1e6) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
 static uint64_t mix(uint64_t key, uint64_t value)
 {
 	return hash_key(key ^ hash_key(value));
@@ -352,7 +299,7 @@ int main(int argc, char **argv)
 	int err;
 
 	nthreads = 2;
-	if (parse_args(argc, argv, &nthreads, &size))
+	if (workload_args(argc, argv, &nthreads, &size))
 		return 2;
 
 	nkeys = (long)(BASE_KEYS * size);

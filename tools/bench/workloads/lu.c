@@ -34,9 +34,11 @@
 #include <unistd.h>
 
 #define NAME "lu"
+
+#include "workload.h"
+
 #define DEFAULT_N 1536
 #define MAX_N 65536
-#define MAX_THREADS 1024
 #define B 16 /* block edge, Splash-2's default */
 
 struct lu {
@@ -61,61 +63,6 @@ static void usage(FILE *f)
 		"  -s SIZE     data size factor (default 1.0: n = %d);\n"
 		"              n grows as sqrt(SIZE), work as SIZE^1.5\n",
 		NAME, B, B, DEFAULT_N);
-}
-
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	int opt;
-	char *end;
-
-	*threads = 2;
-	*size = 1.0;
-	while ((opt = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (opt) {
-		case 't': {
-			long t = strtol(optarg, &end, 10);
-
-			if (*optarg == '\0' || *end != '\0' || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		}
-		case 's':
-			*size = strtod(optarg, &end);
-			if (*optarg == '\0' || *end != '\0' ||
-			    !isfinite(*size) || *size <= 0) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
-/* splitmix64's finaliser: a deterministic value for every index. */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 /* Entries in [0, 1), plus n on the diagonal: no pivoting needed. */
@@ -304,7 +251,7 @@ int main(int argc, char **argv)
 	double size, maxerr, logdet = 0;
 	int threads, rc;
 
-	if (parse_args(argc, argv, &threads, &size))
+	if (workload_args(argc, argv, &threads, &size))
 		return 2;
 	if (DEFAULT_N * sqrt(size) > MAX_N) {
 		fprintf(stderr, "%s: size %g is too large\n", NAME, size);

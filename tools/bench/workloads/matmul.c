@@ -23,9 +23,11 @@
 #include <unistd.h>
 
 #define NAME "matmul"
+
+#include "workload.h"
+
 #define DEFAULT_N 1000
 #define MAX_N 65536
-#define MAX_THREADS 1024
 #define NR_SAMPLES 4096
 
 struct matmul {
@@ -49,61 +51,6 @@ static void usage(FILE *f)
 		"  -s SIZE     data size factor (default 1.0: n = %d);\n"
 		"              n grows as sqrt(SIZE), work as SIZE^1.5\n",
 		NAME, DEFAULT_N);
-}
-
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	int opt;
-	char *end;
-
-	*threads = 2;
-	*size = 1.0;
-	while ((opt = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (opt) {
-		case 't': {
-			long t = strtol(optarg, &end, 10);
-
-			if (*optarg == '\0' || *end != '\0' || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		}
-		case 's':
-			*size = strtod(optarg, &end);
-			if (*optarg == '\0' || *end != '\0' ||
-			    !isfinite(*size) || *size <= 0) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
-/* splitmix64's finaliser: a deterministic value for every index. */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 /* A uniform double in [-1, 1) from 53 random bits. */
@@ -155,7 +102,7 @@ int main(int argc, char **argv)
 	int threads, rc;
 	long n, nn;
 
-	if (parse_args(argc, argv, &threads, &size))
+	if (workload_args(argc, argv, &threads, &size))
 		return 2;
 	if (DEFAULT_N * sqrt(size) > MAX_N) {
 		fprintf(stderr, "%s: size %g is too large\n", NAME, size);

@@ -38,6 +38,8 @@
 
 #define NAME "nbody"
 
+#include "workload.h"
+
 /* Molecules at size 1.0; the data (memory) scales with -s. */
 #define BASE_MOLECULES 4096
 /* Partners per molecule beyond size 1.0: those of size 1.0. */
@@ -49,7 +51,6 @@
 #define DT 0.005
 #define BLOCK 32 /* molecules per lock */
 #define TOLERANCE 1e-9
-#define MAX_THREADS 1024
 
 struct molecule {
 	double pos[3];
@@ -71,15 +72,6 @@ static int nthreads;
 static pthread_barrier_t barrier;
 static pthread_mutex_t energy_lock = PTHREAD_MUTEX_INITIALIZER;
 static double energy[STEPS]; /* pair energy of each step */
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* Uniform in [lo, hi). */
 static double uniform(uint64_t *state, double lo, double hi)
@@ -211,51 +203,6 @@ static void usage(FILE *f)
 		NAME, BASE_MOLECULES);
 }
 
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	char *end;
-	long t;
-	int c;
-
-	while ((c = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (c) {
-		case 't':
-			errno = 0;
-			t = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		case 's':
-			errno = 0;
-			*size = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(*size > 0) ||
-			    *size > 1e6) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
 static void *xmalloc(size_t bytes)
 {
 	void *p = malloc(bytes);
@@ -344,7 +291,7 @@ int main(int argc, char **argv)
 	int err;
 
 	nthreads = 2;
-	if (parse_args(argc, argv, &nthreads, &size))
+	if (workload_args(argc, argv, &nthreads, &size))
 		return 2;
 
 	n = lround(BASE_MOLECULES * size);

@@ -37,6 +37,8 @@
 
 #define NAME "ocean"
 
+#include "workload.h"
+
 /* Interior points per side at size 1.0 (a 1026 x 1026 grid, one of
  * ocean's standard inputs); the points (memory) scale with -s.
  */
@@ -44,7 +46,6 @@
 #define ITERATIONS 150
 #define OMEGA 1.5
 #define TOLERANCE 0.0
-#define MAX_THREADS 1024
 
 static long n; /* interior points per side */
 static long stride; /* n + 2: a row with its two boundary points */
@@ -57,15 +58,6 @@ static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static double err_multi[2]; /* the residual of iteration it is [it & 1] */
 static double history[ITERATIONS]; /* written by thread 0 */
 static int iterations_done; /* written by thread 0 */
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* Uniform in [lo, hi). */
 static double uniform(uint64_t *state, double lo, double hi)
@@ -168,51 +160,6 @@ static void usage(FILE *f)
 		NAME, BASE_N + 2, BASE_N + 2);
 }
 
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	char *end;
-	long t;
-	int c;
-
-	while ((c = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (c) {
-		case 't':
-			errno = 0;
-			t = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		case 's':
-			errno = 0;
-			*size = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(*size > 0) ||
-			    *size > 1e6) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
 static void *xmalloc(size_t bytes)
 {
 	void *p = malloc(bytes);
@@ -257,7 +204,7 @@ int main(int argc, char **argv)
 	int err;
 
 	nthreads = 2;
-	if (parse_args(argc, argv, &nthreads, &size))
+	if (workload_args(argc, argv, &nthreads, &size))
 		return 2;
 
 	n = lround(BASE_N * sqrt(size));

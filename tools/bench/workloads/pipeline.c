@@ -35,6 +35,8 @@
 
 #define NAME "pipeline"
 
+#include "workload.h"
+
 /* Items at size 1.0; the data streamed scales with -s (the data in
  * flight is bounded by the queues).
  */
@@ -44,7 +46,6 @@
 #define QUEUE_CAPACITY 32
 #define WINDOW 32 /* rolling hash window, in bytes */
 #define ANCHOR_MASK 0x3ff /* an anchor every 1 KiB on average */
-#define MAX_THREADS 1024
 
 struct item {
 	long seq;
@@ -68,15 +69,6 @@ static struct queue done_queue; /* transform -> consumer */
 static uint64_t roll_table[256]; /* written before the threads start */
 static long nitems;
 static int nworkers;
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static void *xmalloc(size_t bytes)
 {
@@ -251,51 +243,6 @@ static void usage(FILE *f)
 		NAME, BASE_ITEMS);
 }
 
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	char *end;
-	long t;
-	int c;
-
-	while ((c = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (c) {
-		case 't':
-			errno = 0;
-			t = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		case 's':
-			errno = 0;
-			*size = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(*size > 0) ||
-			    *size > 1e6) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
 struct totals {
 	uint64_t checksum;
 	long items;
@@ -325,7 +272,7 @@ int main(int argc, char **argv)
 	int err;
 
 	nworkers = 2;
-	if (parse_args(argc, argv, &nworkers, &size))
+	if (workload_args(argc, argv, &nworkers, &size))
 		return 2;
 	nitems = (long)(BASE_ITEMS * size);
 	if (nitems < 1)

@@ -34,10 +34,12 @@
 #include <unistd.h>
 
 #define NAME "radix"
+
+#include "workload.h"
+
 #define DEFAULT_KEYS (1L << 25)
 #define MIN_KEYS 1024L
 #define MAX_KEYS (1L << 32)
-#define MAX_THREADS 1024
 #define KEY_BITS 30
 #define RADIX_BITS 10
 #define RADIX (1 << RADIX_BITS)
@@ -66,61 +68,6 @@ static void usage(FILE *f)
 		"  -t THREADS  worker threads (default 2)\n"
 		"  -s SIZE     data size factor (default 1.0: %ld keys)\n",
 		NAME, KEY_BITS, DEFAULT_KEYS);
-}
-
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	int opt;
-	char *end;
-
-	*threads = 2;
-	*size = 1.0;
-	while ((opt = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (opt) {
-		case 't': {
-			long t = strtol(optarg, &end, 10);
-
-			if (*optarg == '\0' || *end != '\0' || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		}
-		case 's':
-			*size = strtod(optarg, &end);
-			if (*optarg == '\0' || *end != '\0' ||
-			    !isfinite(*size) || *size <= 0) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
-/* splitmix64's finaliser: a deterministic value for every index. */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 static uint32_t input_key(long i)
@@ -249,7 +196,7 @@ int main(int argc, char **argv)
 	double size;
 	int threads, rc;
 
-	if (parse_args(argc, argv, &threads, &size))
+	if (workload_args(argc, argv, &threads, &size))
 		return 2;
 	if (size * DEFAULT_KEYS > (double)MAX_KEYS) {
 		fprintf(stderr, "%s: size %g is too large\n", NAME, size);

@@ -32,6 +32,8 @@
 
 #define NAME "wordcount"
 
+#include "workload.h"
+
 /* Words of text at size 1.0; the text (memory) scales with -s. */
 #define BASE_WORDS 8000000
 #define VOCABULARY_BITS 12
@@ -40,7 +42,6 @@
 #define MAX_WORD 10
 #define CHUNK (64 * 1024) /* bytes of text per map task */
 #define TOP 5 /* words shown in the result */
-#define MAX_THREADS 1024
 
 struct entry {
 	const char *word; /* points into the text (or the vocabulary) */
@@ -65,15 +66,6 @@ static long next_chunk; /* the task queue, under task_lock */
 static pthread_barrier_t map_done;
 static struct table *map_tables; /* one per thread */
 static struct table *reduce_tables; /* one per key range (thread) */
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static void *xmalloc(size_t bytes)
 {
@@ -255,51 +247,6 @@ static void usage(FILE *f)
 		NAME, BASE_WORDS);
 }
 
-static int parse_args(int argc, char **argv, int *threads, double *size)
-{
-	char *end;
-	long t;
-	int c;
-
-	while ((c = getopt(argc, argv, "t:s:h")) != -1) {
-		switch (c) {
-		case 't':
-			errno = 0;
-			t = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || t < 1 ||
-			    t > MAX_THREADS) {
-				fprintf(stderr, "%s: bad thread count '%s'\n",
-					NAME, optarg);
-				return -1;
-			}
-			*threads = (int)t;
-			break;
-		case 's':
-			errno = 0;
-			*size = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(*size > 0) ||
-			    *size > 1e6) {
-				fprintf(stderr, "%s: bad size '%s'\n", NAME,
-					optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", NAME,
-			argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * Vose's alias method: after it, word k is drawn by picking a column c
  * uniformly and keeping c with probability prob[c], else taking
@@ -466,7 +413,7 @@ int main(int argc, char **argv)
 	int err;
 
 	nthreads = 2;
-	if (parse_args(argc, argv, &nthreads, &size))
+	if (workload_args(argc, argv, &nthreads, &size))
 		return 2;
 
 	nwords = (long)(BASE_WORDS * size);
