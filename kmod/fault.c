@@ -223,10 +223,8 @@ static enum fault_action session_fault(struct valor_session *s,
 	}
 	if (over_budget(s)) {
 		valor_emit(s, VALOR_EV_ACCESS, evf, 0, address, ip, 0);
-		valor_page_forget(s, p);
-		s->stats.disarmed++;
 		s->stats.budget_disarms++;
-		valor_emit_disarm(s, page, VALOR_DISARM_BUDGET);
+		valor_page_disarm(s, p, VALOR_DISARM_BUDGET);
 		spin_unlock_irqrestore(&s->lock, flags);
 		return FAULT_IGNORE;
 	}

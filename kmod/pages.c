@@ -39,15 +39,38 @@ struct valor_page *valor_page_find(struct valor_session *s, unsigned long addr)
 	return NULL;
 }
 
-/* Caller holds s->lock. */
-void valor_page_forget(struct valor_session *s, struct valor_page *p)
+/* Account for and free a page out of the table; caller holds s->lock. */
+static void page_free(struct valor_session *s, struct valor_page *p)
 {
-	hash_del(&p->node);
 	s->nr_pages--;
 	if (p->mode == VALOR_MODE_WATCH)
 		s->nr_watched--;
 	atomic_long_dec(&valor_pages_total);
 	kmem_cache_free(page_cache, p);
+}
+
+/* Caller holds s->lock. */
+void valor_page_forget(struct valor_session *s, struct valor_page *p)
+{
+	hash_del(&p->node);
+	page_free(s, p);
+}
+
+/* Free a page out of the table and report why; caller holds s->lock. */
+static void page_retire(struct valor_session *s, struct valor_page *p,
+			enum valor_disarm_reason why)
+{
+	s->stats.disarmed++;
+	valor_emit_disarm(s, p->addr, why);
+	page_free(s, p);
+}
+
+/* Caller holds s->lock. */
+void valor_page_disarm(struct valor_session *s, struct valor_page *p,
+		       enum valor_disarm_reason why)
+{
+	hash_del(&p->node);
+	page_retire(s, p, why);
 }
 
 /* Caller holds s->lock; false when a limit is reached. */
@@ -272,14 +295,8 @@ static u64 release_detached(struct valor_session *s, struct hlist_head *list,
 		if (mm && p->state == VALOR_PAGE_ARMED)
 			valor_pte_restore(mm, p->addr);
 		spin_lock_irqsave(&s->lock, flags);
-		s->nr_pages--;
-		if (p->mode == VALOR_MODE_WATCH)
-			s->nr_watched--;
-		s->stats.disarmed++;
-		valor_emit_disarm(s, p->addr, why);
+		page_retire(s, p, why);
 		spin_unlock_irqrestore(&s->lock, flags);
-		atomic_long_dec(&valor_pages_total);
-		kmem_cache_free(page_cache, p);
 		n++;
 	}
 	return n;
@@ -368,13 +385,7 @@ void valor_pages_invalidate(struct valor_session *s, unsigned long start,
 			hash_add(s->pages, &p->node, p->addr);
 			continue;
 		}
-		s->nr_pages--;
-		if (p->mode == VALOR_MODE_WATCH)
-			s->nr_watched--;
-		s->stats.disarmed++;
-		valor_emit_disarm(s, p->addr, why);
-		atomic_long_dec(&valor_pages_total);
-		kmem_cache_free(page_cache, p);
+		page_retire(s, p, why);
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
 }
@@ -418,11 +429,8 @@ int valor_page_rearm(struct valor_session *s, unsigned long addr)
 	s->stats.rearms++;
 	if (res == VALOR_PTE_HUGE) {
 		p = valor_page_find(s, addr);
-		if (p) {
-			valor_page_forget(s, p);
-			s->stats.disarmed++;
-			valor_emit_disarm(s, addr, VALOR_DISARM_REARM);
-		}
+		if (p)
+			valor_page_disarm(s, p, VALOR_DISARM_REARM);
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
 out:

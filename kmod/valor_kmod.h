@@ -135,6 +135,8 @@ int valor_pages_init(void);
 void valor_pages_exit(void);
 struct valor_page *valor_page_find(struct valor_session *s, unsigned long addr);
 void valor_page_forget(struct valor_session *s, struct valor_page *p);
+void valor_page_disarm(struct valor_session *s, struct valor_page *p,
+		       enum valor_disarm_reason why);
 int valor_pages_arm_range(struct valor_session *s, struct valor_range *r,
 			  enum valor_page_mode mode);
 int valor_pages_unwatch_range(struct valor_session *s, struct valor_range *r,

@@ -541,9 +541,10 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 		if (!reset && e.mask)
 			th->rlog[kept++] = e;
 	}
-	th->rlog_n = kept;
-	if (!kept)
+	/* An empty log at a region end (a lock held briefly) costs nothing. */
+	if (!kept && th->rlog_n)
 		memset(th->rbloom, 0, RBLOOM_BITS / 8);
+	th->rlog_n = kept;
 }
 
 /* May the log hold an entry for a cell in [first, last]? */
