@@ -114,6 +114,7 @@ static void add_stats(struct valor_stats *out, const struct thread_stats *s)
 	out->read_log_overflows += s->read_log_overflows;
 	out->write_log_overflows += s->write_log_overflows;
 	out->validations += s->validations;
+	out->reads_logged += s->reads_logged;
 	out->cells_refined += s->cells_refined;
 }
 

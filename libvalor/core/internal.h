@@ -93,10 +93,19 @@ struct rlog_entry {
 /*
  * Valor's read filter: which bytes of a cell the read log holds already,
  * so a repeated read costs a compare instead of an entry.  Direct mapped
- * by cell; an entry counts only while @gen is the thread's rgen, which
- * changes whenever the log loses or shrinks entries (validation, a free).
+ * by chunk of RFILTER_CHUNK_CELLS consecutive cells (1 KiB of memory),
+ * with a byte mask per cell: a thread sweeping arrays keeps whole runs
+ * of cells in one entry, where one entry per cell kept a few thousand
+ * cells and lost a matrix column to conflicts.  An entry counts only
+ * while the generation in its tag is the thread's rgen, which changes
+ * whenever the log loses or shrinks entries (validation, a free).
  */
-#define RFILTER_ENTRIES 4096U
+#define RFILTER_CHUNK_SHIFT 7
+#define RFILTER_CHUNK_CELLS (1U << RFILTER_CHUNK_SHIFT)
+#define RFILTER_ENTRIES 2048U
+/* tag = chunk | rgen << RFILTER_GEN_SHIFT; chunks of 48-bit addresses */
+#define RFILTER_GEN_SHIFT (SHADOW_ADDR_BITS - CELL_SHIFT - RFILTER_CHUNK_SHIFT)
+#define RFILTER_GEN_MAX ((1U << (64 - RFILTER_GEN_SHIFT)) - 1)
 
 /*
  * Which cells may have entries in the read log, one bit per cell modulo
@@ -107,23 +116,31 @@ struct rlog_entry {
 
 /*
  * A free must look at the log's entries for the freed cells.  Past
- * RINDEX_MIN entries it finds them through a sorted index instead of
- * walking the whole log at every free (a program freeing its nodes after
- * reading them all).  Entries keep their places (a forgotten read just
- * loses its bytes), so the index stays right until validation moves them.
+ * RINDEX_MIN entries it finds them through a hash index (cell -> chain
+ * of entry indexes) instead of walking the whole log at every free (a
+ * program freeing its nodes after reading them all).  The index is
+ * built lazily, only when a free needs it, and extended by the entries
+ * appended since; entries keep their places (a forgotten read just loses
+ * its bytes), so it stays right until validation moves them.
  */
 #define RINDEX_MIN 64U
 
-struct rindex_pair {
-	uint64_t cell;
-	uint32_t idx;
+struct rfilter_entry {
+	uint64_t tag; /* 0: never valid (rgen starts at 1) */
+	uint8_t mask[RFILTER_CHUNK_CELLS];
 };
 
-struct rfilter_entry {
-	uint64_t cell;
-	uint32_t gen;
-	uint8_t mask;
-};
+static inline struct rfilter_entry *rfilter_entry(struct rfilter_entry *filter,
+						  uint64_t cell)
+{
+	return &filter[(cell >> RFILTER_CHUNK_SHIFT) & (RFILTER_ENTRIES - 1)];
+}
+
+static inline uint64_t rfilter_tag(uint64_t cell, uint32_t rgen)
+{
+	return (cell >> RFILTER_CHUNK_SHIFT) |
+	       ((uint64_t)rgen << RFILTER_GEN_SHIFT);
+}
 
 struct conflict_queue {
 	struct valor_conflict *v;
@@ -136,6 +153,7 @@ struct thread_stats {
 	uint64_t read_log_overflows;
 	uint64_t write_log_overflows;
 	uint64_t validations;
+	uint64_t reads_logged;
 	uint64_t cells_refined;
 	uint64_t conflicts;
 };
@@ -153,9 +171,10 @@ struct valor_thread {
 	struct rfilter_entry *rfilter;
 	uint32_t rgen;
 	uint64_t *rbloom; /* RBLOOM_BITS: cells that may be in the log */
-	/* Entries [0, rindex_n) of the log sorted by cell, for frees. */
-	struct rindex_pair *rindex;
-	uint32_t rindex_n, rindex_cap;
+	/* Entries [0, rindex_n) of the log by cell, for frees (RINDEX_MIN). */
+	uint32_t *rindex_head; /* rindex_buckets chains: entry index + 1 */
+	uint32_t *rindex_next; /* per entry: next index + 1 in its chain */
+	uint32_t rindex_n, rindex_buckets, rindex_head_cap, rindex_next_cap;
 	uint64_t rlog_shape; /* changes when entries move or go */
 	uint64_t rindex_shape;
 	struct rlog_entry *rlog;

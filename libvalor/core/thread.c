@@ -237,6 +237,7 @@ void valor_thread_forget(struct valor_thread *th)
 	r->read_log_overflows += th->st.read_log_overflows;
 	r->write_log_overflows += th->st.write_log_overflows;
 	r->validations += th->st.validations;
+	r->reads_logged += th->st.reads_logged;
 	r->cells_refined += th->st.cells_refined;
 	eng_unlock(&ctx->lock);
 	vclock_free(&th->vc);

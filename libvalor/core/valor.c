@@ -327,7 +327,7 @@ split:
 /* The log lost or shrank entries: no filter entry may vouch for them. */
 static void rfilter_invalidate(struct valor_thread *th)
 {
-	if (++th->rgen == 0) {
+	if (++th->rgen > RFILTER_GEN_MAX) {
 		memset(th->rfilter, 0, RFILTER_ENTRIES * sizeof(*th->rfilter));
 		th->rgen = 1;
 	}
@@ -372,6 +372,7 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 		valor_o_validate(th, true);
 	}
 	th->rbloom[(cell / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (cell % 64);
+	th->st.reads_logged++;
 	e = &th->rlog[th->rlog_n++];
 	e->cell = cell;
 	e->snapshot = snap;
@@ -382,17 +383,17 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
 		     uint8_t m, uint64_t site)
 {
-	struct rfilter_entry *f = &th->rfilter[cell & (RFILTER_ENTRIES - 1)];
+	struct rfilter_entry *f = rfilter_entry(th->rfilter, cell);
+	uint64_t tag;
 
 	rlog_append(th, cell, w, m, site);
 	/* After the append: a full log was validated and emptied by it. */
-	if (f->cell == cell && f->gen == th->rgen) {
-		f->mask |= m;
-	} else {
-		f->cell = cell;
-		f->gen = th->rgen;
-		f->mask = m;
+	tag = rfilter_tag(cell, th->rgen);
+	if (f->tag != tag) {
+		memset(f->mask, 0, sizeof(f->mask));
+		f->tag = tag;
 	}
+	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
 	return conflict_deliver(th);
 }
 
@@ -494,6 +495,17 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 
 	if (w == e->snapshot)
 		return 0;
+	/*
+	 * The bytes read at one version then and now (the common case: an
+	 * ownership ended, or this region wrote what it had read): the
+	 * rule of the byte loop below, once for all of them.
+	 */
+	if (!vw_refined(w) && !(which & (w | e->snapshot) & VW_NMASK)) {
+		uint64_t d = ver_distance(vw_ver(w), vw_ver(e->snapshot));
+
+		if (!d || (d == 1 && vw_slot(w) == th->slot))
+			return 0;
+	}
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		struct byte_state then, now;
 		uint64_t d;
@@ -714,15 +726,24 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			break;
 		}
 		/* The whole cell: becomes uniform, one past every byte. */
-		for (unsigned b = 0; b < CELL_SIZE; b++) {
-			struct byte_state s = vw_byte(byte_word(w, b), b);
+		if (!vw_refined(w) && !(w & VW_NMASK)) {
+			/* Uniform already: one version, one possible owner. */
+			if ((w & VW_ACTIVE) && vw_slot(w) != th->slot)
+				for (unsigned b = 0; b < CELL_SIZE; b++)
+					owner[b] = vw_slot(w);
+			top = vw_ver(w);
+		} else {
+			for (unsigned b = 0; b < CELL_SIZE; b++) {
+				struct byte_state s =
+					vw_byte(byte_word(w, b), b);
 
-			if (s.active && s.slot != th->slot)
-				owner[b] = s.slot;
-			/* Versions of one cell are close: "ahead" is modular. */
-			if (b == 0 ||
-			    ver_distance(s.ver, top) < VW_VER_MASK / 2)
-				top = s.ver;
+				if (s.active && s.slot != th->slot)
+					owner[b] = s.slot;
+				/* Versions of one cell are close: modular. */
+				if (b == 0 ||
+				    ver_distance(s.ver, top) < VW_VER_MASK / 2)
+					top = s.ver;
+			}
 		}
 		if (!atomic_compare_exchange_weak(
 			    p, &w, vw_make(top + 1, th->slot, false, 0, 0)))
@@ -761,10 +782,6 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 	}
 }
 
-/*
- * Our own pending reads of [addr, addr + size) are about to lose their
- * history: check them one last time, then forget them.
- */
 /* Check entry @e's bytes in [addr, addr + size) one last time, drop them. */
 static void forget_entry(struct valor_thread *th, struct rlog_entry *e,
 			 uint64_t addr, uint64_t size)
@@ -783,32 +800,56 @@ static void forget_entry(struct valor_thread *th, struct rlog_entry *e,
 	e->mask &= ~m;
 }
 
-static int rindex_cmp(const void *a, const void *b)
+static uint32_t rindex_bucket(const struct valor_thread *th, uint64_t cell)
 {
-	const struct rindex_pair *x = a, *y = b;
-
-	return x->cell < y->cell ? -1 : x->cell > y->cell;
+	return (uint32_t)((cell * 0x9e3779b97f4a7c15ULL) >> 32) &
+	       (th->rindex_buckets - 1);
 }
 
-/* Index the whole log; false if out of memory. */
-static bool rindex_build(struct valor_thread *th)
+/*
+ * Bring the index up to the whole log: from scratch when the entries
+ * moved or the table is too small, else just the entries appended since.
+ * False if out of memory.
+ */
+static bool rindex_sync(struct valor_thread *th)
 {
-	if (th->rindex_cap < th->rlog_n) {
-		struct rindex_pair *p = eng_realloc(
-			th->rindex, (size_t)th->rlog_cap * sizeof(*p));
+	if (th->rindex_shape != th->rlog_shape ||
+	    th->rlog_n > th->rindex_buckets) {
+		uint32_t buckets = RINDEX_MIN;
 
-		if (!p)
+		while (buckets < 2 * th->rlog_n)
+			buckets *= 2;
+		if (buckets > th->rindex_head_cap) {
+			uint32_t *h = eng_realloc(th->rindex_head,
+						  (size_t)buckets * sizeof(*h));
+
+			if (!h)
+				return false;
+			th->rindex_head = h;
+			th->rindex_head_cap = buckets;
+		}
+		memset(th->rindex_head, 0, (size_t)buckets * sizeof(uint32_t));
+		th->rindex_buckets = buckets;
+		th->rindex_n = 0;
+		th->rindex_shape = th->rlog_shape;
+	}
+	if (th->rindex_next_cap < th->rlog_cap) {
+		uint32_t *n = eng_realloc(th->rindex_next,
+					  (size_t)th->rlog_cap * sizeof(*n));
+
+		if (!n)
 			return false;
-		th->rindex = p;
-		th->rindex_cap = th->rlog_cap;
+		th->rindex_next = n;
+		th->rindex_next_cap = th->rlog_cap;
 	}
-	for (uint32_t i = 0; i < th->rlog_n; i++) {
-		th->rindex[i].cell = th->rlog[i].cell;
-		th->rindex[i].idx = i;
+	for (uint32_t i = th->rindex_n; i < th->rlog_n; i++) {
+		uint32_t *head =
+			&th->rindex_head[rindex_bucket(th, th->rlog[i].cell)];
+
+		th->rindex_next[i] = *head;
+		*head = i + 1;
 	}
-	qsort(th->rindex, th->rlog_n, sizeof(*th->rindex), rindex_cmp);
 	th->rindex_n = th->rlog_n;
-	th->rindex_shape = th->rlog_shape;
 	return true;
 }
 
@@ -820,31 +861,24 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 {
 	uint64_t first = addr >> CELL_SHIFT,
 		 last = (addr + size - 1) >> CELL_SHIFT;
-	uint32_t kept = 0, lo, hi;
+	uint32_t kept = 0;
 
 	if (!rlog_may_hold(th, first, last))
 		return;
 	rfilter_invalidate(th);
-	if (th->rlog_n >= RINDEX_MIN &&
-	    ((th->rindex_shape == th->rlog_shape &&
-	      th->rlog_n - th->rindex_n <= th->rindex_n) ||
-	     rindex_build(th))) {
-		/* The first indexed entry at or after @first. */
-		for (lo = 0, hi = th->rindex_n; lo < hi;) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (th->rindex[mid].cell < first)
-				lo = mid + 1;
-			else
-				hi = mid;
+	/* A block larger than the log is cheaper to find by walking it. */
+	if (th->rlog_n >= RINDEX_MIN && last - first < th->rlog_n &&
+	    rindex_sync(th)) {
+		for (uint64_t c = first; c <= last; c++) {
+			if (!(th->rbloom[(c / 64) % (RBLOOM_BITS / 64)] &
+			      (1ULL << (c % 64))))
+				continue;
+			for (uint32_t i = th->rindex_head[rindex_bucket(th, c)];
+			     i; i = th->rindex_next[i - 1])
+				if (th->rlog[i - 1].cell == c)
+					forget_entry(th, &th->rlog[i - 1], addr,
+						     size);
 		}
-		for (; lo < th->rindex_n && th->rindex[lo].cell <= last; lo++)
-			forget_entry(th, &th->rlog[th->rindex[lo].idx], addr,
-				     size);
-		for (uint32_t i = th->rindex_n; i < th->rlog_n; i++)
-			if (th->rlog[i].cell >= first &&
-			    th->rlog[i].cell <= last)
-				forget_entry(th, &th->rlog[i], addr, size);
 		return;
 	}
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
@@ -986,9 +1020,11 @@ void valor_o_thread_fini(struct valor_thread *th)
 	eng_free(th->rlog);
 	eng_free(th->rfilter);
 	eng_free(th->rbloom);
-	eng_free(th->rindex);
-	th->rindex = NULL;
-	th->rindex_n = th->rindex_cap = 0;
+	eng_free(th->rindex_head);
+	eng_free(th->rindex_next);
+	th->rindex_head = th->rindex_next = NULL;
+	th->rindex_n = th->rindex_buckets = 0;
+	th->rindex_head_cap = th->rindex_next_cap = 0;
 	th->rlog = NULL;
 	th->rfilter = NULL;
 	th->rbloom = NULL;

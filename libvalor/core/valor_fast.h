@@ -62,8 +62,9 @@ valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 			       VALOR_FAST_MISS;
 	if ((w & VW_ACTIVE) && vw_slot(w) != th->slot)
 		return VALOR_FAST_MISS;
-	f = &th->rfilter[cell & (RFILTER_ENTRIES - 1)];
-	if (f->cell == cell && f->gen == th->rgen && (f->mask & m) == m)
+	f = rfilter_entry(th->rfilter, cell);
+	if (f->tag == rfilter_tag(cell, th->rgen) &&
+	    (f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] & m) == m)
 		return 0;
 	return valor_o_log_read(th, cell, w, m, site);
 }

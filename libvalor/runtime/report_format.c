@@ -521,6 +521,24 @@ static void json_supp(void *arg, const char *type, const char *pattern,
 	rt_out_printf(p->o, ",\"hits\":%" PRIu64 "}", hits);
 }
 
+/* What the analysis did, for tuning (verbosity=2). */
+static void print_engine_stats(struct rt_out *o)
+{
+	struct valor_stats s;
+
+	valor_ctx_stats(rt.ctx, &s);
+	rt_out_printf(o,
+		      "valor: stats: threads %" PRIu64 ", regions %" PRIu64
+		      ", version bumps %" PRIu64 ", reads logged %" PRIu64
+		      ", validations %" PRIu64 ", read-log overflows %" PRIu64
+		      ", write-log overflows %" PRIu64
+		      ", cells refined %" PRIu64 ", shadow %" PRIu64 " KiB\n",
+		      s.threads_created, s.regions, s.version_bumps,
+		      s.reads_logged, s.validations, s.read_log_overflows,
+		      s.write_log_overflows, s.cells_refined,
+		      s.shadow_bytes >> 10);
+}
+
 void rt_format_summary(uint64_t conflicts, uint64_t suppressed,
 		       uint64_t repeated, bool halted)
 {
@@ -561,5 +579,7 @@ void rt_format_summary(uint64_t conflicts, uint64_t suppressed,
 			      repeated, repeated == 1 ? "" : "s");
 	if (rt.opt.print_suppressions)
 		rt_suppress_for_each_matched(human_supp, &p);
+	if (rt.opt.verbosity >= 2 && rt.ctx)
+		print_engine_stats(o);
 	rt_out_flush(o);
 }

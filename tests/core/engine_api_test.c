@@ -468,6 +468,59 @@ TEST(shadow_version_counts_region_first_writes)
 	valor_ctx_free(ctx);
 }
 
+static uint64_t reads_logged(struct valor_ctx *ctx)
+{
+	struct valor_stats st;
+
+	valor_ctx_stats(ctx, &st);
+	return st.reads_logged;
+}
+
+/*
+ * Valor logs a read once per region: repeated reads of bytes the log
+ * holds add nothing, other bytes of the cell do, and a region end starts
+ * over.  The filter that decides this must keep a matrix column (one
+ * cell every KiB) and a long sweep, not only the last few cells.
+ */
+TEST(read_log_holds_a_read_once_per_region)
+{
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = golden_valor_ctx_two_threads(&t1, &t2);
+	const uint64_t col = 0x400000, sweep = 0x800000;
+	uint64_t n;
+
+	ASSERT_NE(NULL, ctx);
+	n = reads_logged(ctx);
+	for (int i = 0; i < 3; i++)
+		valor_access(t1, X, 8, false, 1);
+	valor_access(t1, X + 2, 2, false, 2);
+	EXPECT_EQ(n + 1, reads_logged(ctx));
+	valor_access(t1, X + 8, 4, false, 3);
+	valor_access(t1, X + 12, 4, false, 4);
+	valor_access(t1, X + 8, 8, false, 5);
+	EXPECT_EQ(n + 2, reads_logged(ctx));
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_access(t1, X, 8, false, 6);
+	EXPECT_EQ(n + 3, reads_logged(ctx));
+
+	n = reads_logged(ctx);
+	for (int pass = 0; pass < 3; pass++)
+		for (uint64_t row = 0; row < 256; row++)
+			valor_access(t1, col + row * 1024, 8, false, 7);
+	EXPECT_EQ(n + 256, reads_logged(ctx));
+
+	n = reads_logged(ctx);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t c = 0; c < 16384; c++)
+			valor_access(t1, sweep + c * 8, 8, false, 8);
+	EXPECT_EQ(n + 16384, reads_logged(ctx));
+
+	/* Another thread's write still ends up reported at validation. */
+	valor_access(t2, sweep + 8 * 100, 8, true, 9);
+	EXPECT_EQ(1, valor_region_end(t1));
+	valor_ctx_free(ctx);
+}
+
 TEST(shadow_version_is_zero_for_other_analyses)
 {
 	static const uint32_t others[] = { FASTRCD, FASTTRACK };

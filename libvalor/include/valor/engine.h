@@ -140,6 +140,7 @@ struct valor_stats {
 	uint64_t read_log_overflows;
 	uint64_t write_log_overflows;
 	uint64_t validations;
+	uint64_t reads_logged; /* Valor: read-log entries appended */
 	uint64_t cells_refined; /* cells split into per-byte metadata */
 	uint64_t shadow_bytes; /* shadow memory mapped */
 };
