@@ -58,14 +58,26 @@ static inline uint64_t epoch_clock(uint64_t e)
  */
 struct wlog_entry {
 	_Atomic uint64_t cell; /* cell index + 1; 0 = empty */
-	uint8_t mask; /* bytes of the cell this write took over */
-	bool history_only; /* a free: nothing to release at region end */
-	uint64_t ver; /* version those bytes got (not for a free) */
-	uint64_t lo, hi; /* a free: the bytes [lo, hi) it covered */
+	/*
+	 * A write: the version its bytes got and the bytes of the cell it
+	 * took over (WLOG_VER, WLOG_MASK).  A free (WLOG_FREE; nothing to
+	 * release at region end): the bytes [lo, hi) it covered, lo being
+	 * @cell's first byte plus WLOG_LO_OFF.  One word, so that an entry
+	 * is 40 bytes: a region writes one per cell it takes over.  Atomic
+	 * because the owner may add bytes to its newest entry after
+	 * publishing it (wlog_append_bytes()).
+	 */
+	_Atomic uint64_t what;
 	uint64_t site;
 	uint64_t region;
 	uint64_t tid;
 };
+
+#define WLOG_FREE (1ULL << 63)
+#define WLOG_VER_BITS 36 /* VW_VER_MASK */
+#define WLOG_MASK_SHIFT WLOG_VER_BITS
+#define WLOG_HI_BITS 49 /* an end of a 48-bit address range */
+#define WLOG_LO_OFF_SHIFT WLOG_HI_BITS
 
 /*
  * A thread slot: the small integer an epoch or an owner field names.

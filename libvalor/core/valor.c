@@ -36,6 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(VW_VER_MASK == (1ULL << WLOG_VER_BITS) - 1,
+	       "a write-log entry holds a whole version");
+
 static inline uint64_t ver_distance(uint64_t now, uint64_t then)
 {
 	return (now - then) & VW_VER_MASK;
@@ -47,6 +50,8 @@ static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
 			uint64_t ver, uint64_t site);
 static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 			     uint64_t site);
+static void wlog_append_bytes(struct valor_thread *th, uint64_t cell,
+			      uint8_t mask, uint64_t ver, uint64_t site);
 static void wlog_make_room(struct valor_thread *th);
 
 /* Versions a report looks for: (then, now], or any when @any. */
@@ -60,14 +65,21 @@ static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
 			const struct ver_window *win)
 {
 	uint64_t addr = (cell << CELL_SHIFT) + byte, d;
+	uint64_t what = atomic_load_explicit(&e->what, memory_order_relaxed);
 
-	if (e->history_only)
-		return !writes_only && addr >= e->lo && addr < e->hi;
-	if (first != cell + 1 || !(e->mask & (1U << byte)))
+	if (what & WLOG_FREE) {
+		uint64_t lo = ((first - 1) << CELL_SHIFT) +
+			      ((what >> WLOG_LO_OFF_SHIFT) & (CELL_SIZE - 1));
+		uint64_t hi = what & ((1ULL << WLOG_HI_BITS) - 1);
+
+		return !writes_only && addr >= lo && addr < hi;
+	}
+	if (first != cell + 1 ||
+	    !((what >> WLOG_MASK_SHIFT) & 0xff & (1U << byte)))
 		return false;
 	if (win->any)
 		return true;
-	d = ver_distance(e->ver, win->then);
+	d = ver_distance(what & VW_VER_MASK, win->then);
 	return d && d <= ver_distance(win->now, win->then);
 }
 
@@ -279,8 +291,7 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 				goto split;
 			nw = vw_make(ver, me, true, left, left ? gap : 0);
 			if (atomic_compare_exchange_weak(p, &w, nw)) {
-				th->st.version_bumps++;
-				wlog_append(th, cell, m & nm, ver, site);
+				wlog_append_bytes(th, cell, m & nm, ver, site);
 				return 0;
 			}
 			continue;
@@ -380,20 +391,27 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 	e->mask = m;
 }
 
-int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
-		     uint8_t m, uint64_t site)
+/*
+ * Bytes @m of @cell are in the log from this region.  After the append:
+ * a full log was validated and emptied by it.
+ */
+static void rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 {
 	struct rfilter_entry *f = rfilter_entry(th->rfilter, cell);
-	uint64_t tag;
+	uint64_t tag = rfilter_tag(cell, th->rgen);
 
-	rlog_append(th, cell, w, m, site);
-	/* After the append: a full log was validated and emptied by it. */
-	tag = rfilter_tag(cell, th->rgen);
 	if (f->tag != tag) {
 		memset(f->mask, 0, sizeof(f->mask));
 		f->tag = tag;
 	}
 	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
+}
+
+int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
+		     uint8_t m, uint64_t site)
+{
+	rlog_append(th, cell, w, m, site);
+	rfilter_note(th, cell, m);
 	return conflict_deliver(th);
 }
 
@@ -423,6 +441,7 @@ static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 				*eager = true;
 			}
 			rlog_append(th, cell, bw, 1U << b, site);
+			rfilter_note(th, cell, 1U << b);
 		}
 		return;
 	}
@@ -436,6 +455,7 @@ static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		}
 	}
 	rlog_append(th, cell, w, m, site);
+	rfilter_note(th, cell, m);
 }
 
 /*
@@ -451,6 +471,17 @@ static void validate_before_eager(struct valor_thread *th)
 		return;
 	th->ordered = true;
 	valor_o_validate(th, false);
+}
+
+int valor_o_write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
+		       uint64_t site)
+{
+	bool eager = false;
+
+	write_cell(th, cell, m, site, &eager);
+	if (eager)
+		validate_before_eager(th);
+	return conflict_deliver(th);
 }
 
 int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
@@ -484,10 +515,10 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
  * read-write conflict for those written since (by another thread, or
  * twice), and return them.
  */
-static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
-			   uint8_t which)
+static uint8_t check_entry_word(struct valor_thread *th,
+				const struct rlog_entry *e, uint8_t which,
+				uint64_t w)
 {
-	uint64_t w = shadow_load(&th->ctx->shadow, e->cell);
 	uint8_t bad = 0;
 	uint32_t writer = 0;
 	unsigned wbyte = 0;
@@ -538,8 +569,17 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 	return bad;
 }
 
+static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
+			   uint8_t which)
+{
+	return check_entry_word(th, e, which,
+				shadow_load(&th->ctx->shadow, e->cell));
+}
+
 void valor_o_validate(struct valor_thread *th, bool reset)
 {
+	uint64_t leaf_index = UINT64_MAX;
+	shadow_word *leaf = NULL;
 	uint32_t kept = 0;
 
 	rfilter_invalidate(th);
@@ -547,9 +587,20 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	th->st.validations++;
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
 		struct rlog_entry e = th->rlog[i];
+		uint64_t ti = e.cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT), w = 0;
 
+		/* Logs run along arrays: one leaf lookup per run. */
+		if (ti != leaf_index) {
+			leaf_index = ti;
+			leaf = atomic_load_explicit(&th->ctx->shadow.top[ti],
+						    memory_order_acquire);
+		}
+		if (leaf)
+			w = atomic_load_explicit(
+				&leaf[e.cell & (SHADOW_LEAF_WORDS - 1)],
+				memory_order_acquire);
 		/* Each read is reported once. */
-		e.mask &= ~check_entry(th, &e, e.mask);
+		e.mask &= ~check_entry_word(th, &e, e.mask, w);
 		if (!reset && e.mask)
 			th->rlog[kept++] = e;
 	}
@@ -611,7 +662,8 @@ static void release_write_set(struct valor_thread *th)
 			1;
 		shadow_word *p;
 
-		if (e->history_only)
+		if (atomic_load_explicit(&e->what, memory_order_relaxed) &
+		    WLOG_FREE)
 			continue;
 		p = shadow_peek(&ctx->shadow, cell);
 		if (!p)
@@ -667,10 +719,43 @@ static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
 {
 	struct wlog_entry *e = wlog_next(th);
 
-	e->mask = mask;
-	e->ver = ver & VW_VER_MASK;
-	e->history_only = false;
+	atomic_store_explicit(&e->what,
+			      (ver & VW_VER_MASK) | (uint64_t)mask
+							    << WLOG_MASK_SHIFT,
+			      memory_order_relaxed);
 	wlog_publish(th, e, cell, site);
+}
+
+/*
+ * Bytes @mask of @cell caught up with the version this region gave the
+ * rest of it.  A thread filling a cell byte by byte does this seven
+ * times; when its newest entry is that cell's, from the same site, the
+ * entry takes the bytes instead of seven more entries filling the log.
+ */
+static void wlog_append_bytes(struct valor_thread *th, uint64_t cell,
+			      uint8_t mask, uint64_t ver, uint64_t site)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+	uint64_t head =
+		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	struct wlog_entry *e = &s->wlog[(head - 1) & (ctx->wlog_cap - 1)];
+	uint64_t what;
+
+	if (head == th->region_start ||
+	    atomic_load_explicit(&e->cell, memory_order_relaxed) != cell + 1 ||
+	    e->site != site) {
+		wlog_append(th, cell, mask, ver, site);
+		return;
+	}
+	what = atomic_load_explicit(&e->what, memory_order_relaxed);
+	if ((what & WLOG_FREE) || (what & VW_VER_MASK) != (ver & VW_VER_MASK)) {
+		wlog_append(th, cell, mask, ver, site);
+		return;
+	}
+	atomic_store_explicit(&e->what,
+			      what | (uint64_t)mask << WLOG_MASK_SHIFT,
+			      memory_order_relaxed);
 }
 
 static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
@@ -678,10 +763,11 @@ static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 {
 	struct wlog_entry *e = wlog_next(th);
 
-	e->mask = 0;
-	e->history_only = true;
-	e->lo = lo;
-	e->hi = hi;
+	atomic_store_explicit(
+		&e->what,
+		WLOG_FREE | (lo & (CELL_SIZE - 1)) << WLOG_LO_OFF_SHIFT |
+			(hi & ((1ULL << WLOG_HI_BITS) - 1)),
+		memory_order_relaxed);
 	wlog_publish(th, e, lo >> CELL_SHIFT, site);
 }
 

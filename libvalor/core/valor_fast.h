@@ -5,15 +5,18 @@
  * so the common access costs no call; valor_o_access() starts with it.
  *
  *  - a write to bytes this region owns already: nothing to do;
- *  - a read of a compact cell no other region owns, whose bytes the read
- *    log holds already from this region: nothing to do.  The entry there
+ *  - a read of bytes no other region owns, which the read log holds
+ *    already from this region: nothing to do.  The entry there
  *    finds every write by another thread after it, so after this read
  *    too, and names the same reading region: validating a second entry
  *    could only report what the first does;
- *  - a read of such a cell not in the log yet: one entry, out of line.
+ *  - a read of a compact cell not in the log yet: one entry, out of line;
+ *  - any other write within one cell: straight to the cell's write
+ *    analysis, out of line.
  *
- * Everything else (cells refined per byte, another region's ownership,
- * accesses spanning cells, leaves not created yet) takes the full path.
+ * Everything else (reads of bytes another region owns, first reads of a
+ * cell refined per byte, accesses spanning cells, leaves not created
+ * yet) takes the full path.
  */
 #ifndef VALOR_CORE_VALOR_FAST_H
 #define VALOR_CORE_VALOR_FAST_H
@@ -24,6 +27,9 @@
 /* Out of line: log a read of a compact cell (valor.c). */
 int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
 		     uint8_t m, uint64_t site);
+/* Out of line: a write of bytes @m of one cell the region does not own. */
+int valor_o_write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
+		       uint64_t site);
 
 #define VALOR_FAST_MISS (-1)
 
@@ -53,19 +59,32 @@ valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 	w = atomic_load_explicit(&leaf[cell & (SHADOW_LEAF_WORDS - 1)],
 				 memory_order_acquire);
 	m = (uint8_t)(((1U << (off + size)) - 1) & ~((1U << off) - 1));
-	if (vw_refined(w))
-		return VALOR_FAST_MISS;
 	if (is_write)
 		return (w & VW_ACTIVE) && vw_slot(w) == th->slot &&
-				       !(m & w & VW_NMASK) ?
+				       !vw_refined(w) && !(m & w & VW_NMASK) ?
 			       0 :
-			       VALOR_FAST_MISS;
-	if ((w & VW_ACTIVE) && vw_slot(w) != th->slot)
+			       valor_o_write_cell(th, cell, m, site);
+	if (vw_refined(w)) {
+		/* Bytes another region owns are a conflict: the full path. */
+		shadow_word *blk = vw_block(w);
+
+		for (unsigned b = off; b < off + size; b++) {
+			uint64_t bw = atomic_load_explicit(
+				&blk[b], memory_order_acquire);
+
+			if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot)
+				return VALOR_FAST_MISS;
+		}
+	} else if ((w & VW_ACTIVE) && vw_slot(w) != th->slot) {
 		return VALOR_FAST_MISS;
+	}
 	f = rfilter_entry(th->rfilter, cell);
 	if (f->tag == rfilter_tag(cell, th->rgen) &&
 	    (f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] & m) == m)
 		return 0;
+	/* A refined cell is logged byte by byte, by the full path. */
+	if (vw_refined(w))
+		return VALOR_FAST_MISS;
 	return valor_o_log_read(th, cell, w, m, site);
 }
 

@@ -521,6 +521,41 @@ TEST(read_log_holds_a_read_once_per_region)
 	valor_ctx_free(ctx);
 }
 
+/*
+ * A cell whose halves two threads wrote is kept per byte; reading it
+ * again in a region must still cost no entry, and a later write of one
+ * of its bytes by the other thread must still be found.
+ */
+TEST(read_log_holds_a_read_of_a_split_cell_once_per_region)
+{
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = golden_valor_ctx_two_threads(&t1, &t2);
+	struct valor_stats st;
+	uint64_t n;
+
+	ASSERT_NE(NULL, ctx);
+	valor_access(t1, X, 4, true, 1);
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_access(t2, X + 4, 4, true, 2);
+	EXPECT_EQ(0, valor_region_end(t2));
+	valor_ctx_stats(ctx, &st);
+	ASSERT_EQ(1, st.cells_refined);
+
+	valor_access(t1, X + 4, 4, false, 3);
+	n = reads_logged(ctx);
+	for (int i = 0; i < 3; i++) {
+		valor_access(t1, X + 4, 4, false, 4);
+		valor_access(t1, X + 5, 2, false, 5);
+	}
+	EXPECT_EQ(n, reads_logged(ctx));
+	valor_access(t1, X, 1, false, 6);
+	EXPECT_LT(n, reads_logged(ctx));
+
+	valor_access(t2, X + 6, 1, true, 7);
+	EXPECT_EQ(1, valor_region_end(t1));
+	valor_ctx_free(ctx);
+}
+
 TEST(shadow_version_is_zero_for_other_analyses)
 {
 	static const uint32_t others[] = { FASTRCD, FASTTRACK };
