@@ -327,6 +327,29 @@ TEST_F_TIMEOUT(errors, hello_runs, 120)
 	run_result_free(&r);
 }
 
+/* verbosity=2: the exit summary, then one line of the engine's counters. */
+TEST_F_TIMEOUT(errors, verbosity_2_prints_the_engine_counters, 120)
+{
+	struct run_result r;
+	const char *line;
+	unsigned long threads = 0, regions = 0;
+
+	run_with_options(_metadata, &self->e, self->hello, "verbosity=2", &r);
+	EXPECT_TRUE(r.exited && r.status == 0) TH_LOG("%s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, "valor: 0 conflicts reported"));
+	line = strstr(r.output, "valor: stats: threads ");
+	ASSERT_NE(NULL, line) TH_LOG("%s", r.output);
+	ASSERT_EQ(2, sscanf(line, "valor: stats: threads %lu, regions %lu",
+			    &threads, &regions));
+	EXPECT_LE(1, threads);
+	EXPECT_LE(1, regions);
+	run_result_free(&r);
+
+	run_with_options(_metadata, &self->e, self->hello, "verbosity=1", &r);
+	EXPECT_EQ(NULL, strstr(r.output, "valor: stats:")) TH_LOG("%s", r.output);
+	run_result_free(&r);
+}
+
 /*
  * hello run with VALOR_OPTIONS=@options, which the runtime itself
  * refuses, and under `valor run @flag`: both stop before main with a
