@@ -346,7 +346,8 @@ TEST_F_TIMEOUT(errors, verbosity_2_prints_the_engine_counters, 120)
 	run_result_free(&r);
 
 	run_with_options(_metadata, &self->e, self->hello, "verbosity=1", &r);
-	EXPECT_EQ(NULL, strstr(r.output, "valor: stats:")) TH_LOG("%s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "valor: stats:"))
+	TH_LOG("%s", r.output);
 	run_result_free(&r);
 }
 
