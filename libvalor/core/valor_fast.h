@@ -44,7 +44,7 @@ valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
 	shadow_word *leaf;
 	struct rfilter_entry *f;
-	uint64_t w;
+	uint64_t w, tag;
 	uint8_t m;
 
 	if (__builtin_expect(off + size > CELL_SIZE ||
@@ -79,9 +79,24 @@ valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 		return VALOR_FAST_MISS;
 	}
 	f = rfilter_entry(th->rfilter, cell);
-	if (f->tag == rfilter_tag(cell, th->rgen) &&
-	    (f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] & m) == m)
-		return 0;
+	tag = rfilter_tag(cell, th->rgen);
+	if (f->tag == tag) {
+		uint8_t *have = &f->mask[cell & (RFILTER_CHUNK_CELLS - 1)];
+
+		if ((*have & m) == m)
+			return 0;
+		/*
+		 * More bytes of the cell the newest entry is for, unchanged
+		 * (a byte-by-byte scan): what the out-of-line append would do.
+		 */
+		if (!vw_refined(w) && th->rlog_n &&
+		    th->rlog[th->rlog_n - 1].cell == cell &&
+		    th->rlog[th->rlog_n - 1].snapshot == w) {
+			th->rlog[th->rlog_n - 1].mask |= m;
+			*have |= m;
+			return 0;
+		}
+	}
 	/* A refined cell is logged byte by byte, by the full path. */
 	if (vw_refined(w))
 		return VALOR_FAST_MISS;
