@@ -106,6 +106,19 @@ void valor_ctx_free(struct valor_ctx *ctx)
 	eng_free(ctx);
 }
 
+/* Fold a finished thread's counters into @to (ctx->retired). */
+void thread_stats_add(struct thread_stats *to, const struct thread_stats *s)
+{
+	to->conflicts += s->conflicts;
+	to->regions += s->regions;
+	to->version_bumps += s->version_bumps;
+	to->read_log_overflows += s->read_log_overflows;
+	to->write_log_overflows += s->write_log_overflows;
+	to->validations += s->validations;
+	to->reads_logged += s->reads_logged;
+	to->cells_refined += s->cells_refined;
+}
+
 static void add_stats(struct valor_stats *out, const struct thread_stats *s)
 {
 	out->conflicts += s->conflicts;

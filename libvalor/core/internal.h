@@ -228,6 +228,9 @@ struct valor_ctx {
 	struct sync_table *sync; /* FastTrack: sync object clocks */
 };
 
+/* ctx.c */
+void thread_stats_add(struct thread_stats *to, const struct thread_stats *s);
+
 /* thread.c */
 void thread_region_boundary(struct valor_thread *th);
 void thread_deliver(struct valor_thread *th);

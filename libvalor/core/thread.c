@@ -225,20 +225,12 @@ int valor_thread_join(struct valor_thread *joiner, struct valor_thread *joinee)
 void valor_thread_forget(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
-	struct thread_stats *r = &ctx->retired;
 
 	if (!th->exited)
 		valor_thread_exit(th);
 	eng_lock(&ctx->lock);
 	unlink_thread(ctx, th);
-	r->conflicts += th->st.conflicts;
-	r->regions += th->st.regions;
-	r->version_bumps += th->st.version_bumps;
-	r->read_log_overflows += th->st.read_log_overflows;
-	r->write_log_overflows += th->st.write_log_overflows;
-	r->validations += th->st.validations;
-	r->reads_logged += th->st.reads_logged;
-	r->cells_refined += th->st.cells_refined;
+	thread_stats_add(&ctx->retired, &th->st);
 	eng_unlock(&ctx->lock);
 	vclock_free(&th->vc);
 	conflict_queue_free(&th->lazy);

@@ -154,17 +154,6 @@ static void usage(FILE *f)
 		NAME, BASE_OPTIONS);
 }
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", NAME);
-		exit(1);
-	}
-	return p;
-}
-
 /* The "input file": deterministic, PARSEC-like ranges. */
 static struct option_data *generate_options(long n)
 {

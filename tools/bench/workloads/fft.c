@@ -98,17 +98,6 @@ static struct cplx root_of_unity(long num, long den)
 	return c;
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory (%zu bytes)\n", NAME, bytes);
-		exit(1);
-	}
-	return p;
-}
-
 /* Rows [first, last) of the rootn x rootn matrix belong to thread id. */
 static long band_first(const struct fft *f, int id)
 {

@@ -79,17 +79,6 @@ static uint64_t hash_key(uint64_t key)
 	return splitmix64(&state);
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", NAME);
-		exit(1);
-	}
-	return p;
-}
-
 static struct stripe *stripe_of(uint64_t b)
 {
 	return &stripe[b % STRIPES];

@@ -61,17 +61,6 @@ static void usage(FILE *f)
 		NAME, WIDTH, DEFAULT_HEIGHT);
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory (%zu bytes)\n", NAME, bytes);
-		exit(1);
-	}
-	return p;
-}
-
 static void put_le(unsigned char *p, uint32_t v, int bytes)
 {
 	for (int i = 0; i < bytes; i++)

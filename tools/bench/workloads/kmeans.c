@@ -82,17 +82,6 @@ static void usage(FILE *f)
 		NAME, CLUSTERS, DIM, DEFAULT_POINTS);
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory (%zu bytes)\n", NAME, bytes);
-		exit(1);
-	}
-	return p;
-}
-
 static void generate_points(struct kmeans *km)
 {
 	for (long i = 0; i < km->npoints; i++)

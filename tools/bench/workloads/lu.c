@@ -73,17 +73,6 @@ static double input_entry(long n, long i, long j)
 	return i == j ? v + (double)n : v;
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory (%zu bytes)\n", NAME, bytes);
-		exit(1);
-	}
-	return p;
-}
-
 static double *block(const struct lu *lu, long bi, long bj)
 {
 	return &lu->a[(bi * lu->nb + bj) * B * B];

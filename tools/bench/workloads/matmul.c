@@ -59,17 +59,6 @@ static double unit(uint64_t bits)
 	return (double)(bits >> 11) * 0x1p-52 - 1.0;
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory (%zu bytes)\n", NAME, bytes);
-		exit(1);
-	}
-	return p;
-}
-
 /* C(i, j), exactly as Phoenix computes it. */
 static double dot(const struct matmul *mm, long i, long j)
 {

@@ -203,17 +203,6 @@ static void usage(FILE *f)
 		NAME, BASE_MOLECULES);
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", NAME);
-		exit(1);
-	}
-	return p;
-}
-
 /* A jittered cubic lattice with small random velocities. */
 static void init_molecules(struct molecule *m)
 {

@@ -160,17 +160,6 @@ static void usage(FILE *f)
 		NAME, BASE_N + 2, BASE_N + 2);
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", NAME);
-		exit(1);
-	}
-	return p;
-}
-
 /* Boundary: a smooth profile with a random perturbation, interior 0;
  * right-hand side: a few random sources, scaled by h^2.
  */

@@ -70,17 +70,6 @@ static uint64_t roll_table[256]; /* written before the threads start */
 static long nitems;
 static int nworkers;
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", NAME);
-		exit(1);
-	}
-	return p;
-}
-
 static void queue_init(struct queue *q, int pushers)
 {
 	pthread_mutex_init(&q->lock, NULL);

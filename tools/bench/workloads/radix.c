@@ -75,17 +75,6 @@ static uint32_t input_key(long i)
 	return (uint32_t)(mix64((uint64_t)i) >> (64 - KEY_BITS));
 }
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory (%zu bytes)\n", NAME, bytes);
-		exit(1);
-	}
-	return p;
-}
-
 /* An even split of [0, total) into nparts; part id starts here. */
 static long part_first(long total, int nparts, int id)
 {

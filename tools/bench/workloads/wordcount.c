@@ -67,17 +67,6 @@ static pthread_barrier_t map_done;
 static struct table *map_tables; /* one per thread */
 static struct table *reduce_tables; /* one per key range (thread) */
 
-static void *xmalloc(size_t bytes)
-{
-	void *p = malloc(bytes);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", NAME);
-		exit(1);
-	}
-	return p;
-}
-
 static void *xcalloc(size_t count, size_t bytes)
 {
 	void *p = calloc(count, bytes);

@@ -2,7 +2,7 @@
 /*
  * What every benchmark workload shares: its command line (-t THREADS,
  * -s SIZE, -h; tools/bench/README.md) and its deterministic random
- * numbers.  Each workload defines NAME and usage() before including it.
+ * numbers, and xmalloc().  Each workload defines NAME and usage() before including it.
  */
 #ifndef VALOR_BENCH_WORKLOAD_H
 #define VALOR_BENCH_WORKLOAD_H
@@ -66,6 +66,18 @@ static int workload_args(int argc, char **argv, int *threads, double *size)
 		return -1;
 	}
 	return 0;
+}
+
+/* malloc(), or exit with a message: a workload cannot go on without it. */
+static inline void *xmalloc(size_t bytes)
+{
+	void *p = malloc(bytes);
+
+	if (!p) {
+		fprintf(stderr, "%s: out of memory (%zu bytes)\n", NAME, bytes);
+		exit(1);
+	}
+	return p;
 }
 
 /* splitmix64's finaliser: a deterministic value for every index. */
