@@ -210,11 +210,9 @@ static const char *check(char *why, size_t len)
 
 int main(int argc, char **argv)
 {
-	pthread_t *tids;
 	struct option_data *data;
 	double size = 1.0, sum = 0.0;
 	char why[160];
-	int err;
 
 	nthreads = 2;
 	if (workload_args(argc, argv, &nthreads, &size))
@@ -244,17 +242,7 @@ int main(int argc, char **argv)
 	}
 	free(data);
 
-	tids = xmalloc(nthreads * sizeof(*tids));
-	for (long i = 0; i < nthreads; i++) {
-		err = pthread_create(&tids[i], NULL, bs_thread, (void *)i);
-		if (err) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(err));
-			return 1;
-		}
-	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
+	run_threads(nthreads, bs_thread, NULL, 0);
 
 	if (check(why, sizeof(why))) {
 		printf("%s threads=%d size=%g check=FAILED\n", NAME, nthreads,
@@ -268,7 +256,6 @@ int main(int argc, char **argv)
 	printf("%s threads=%d size=%g check=ok result=options=%ld,sum=%.6f\n",
 	       NAME, nthreads, size, num_options, sum);
 
-	free(tids);
 	free(sptprice);
 	free(strike);
 	free(rate);

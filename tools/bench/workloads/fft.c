@@ -63,7 +63,6 @@ struct fft {
 struct worker {
 	struct fft *fft;
 	int id;
-	pthread_t thread;
 };
 
 static void usage(FILE *f)
@@ -335,7 +334,7 @@ int main(int argc, char **argv)
 	struct fft f = { 0 };
 	struct worker *workers;
 	double size, err;
-	int threads, rc;
+	int threads;
 
 	if (workload_args(argc, argv, &threads, &size))
 		return 2;
@@ -378,16 +377,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++) {
 		workers[i].fft = &f;
 		workers[i].id = i;
-		rc = pthread_create(&workers[i].thread, NULL, worker_main,
-				    &workers[i]);
-		if (rc) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(rc));
-			return 1;
-		}
 	}
-	for (int i = 0; i < threads; i++)
-		pthread_join(workers[i].thread, NULL);
+	run_threads(threads, worker_main, workers, sizeof(*workers));
 
 	if (check(&f, &err))
 		return 1;

@@ -282,10 +282,8 @@ int main(int argc, char **argv)
 	double size = 1.0;
 	uint64_t checksum = 0;
 	long final_size = 0;
-	pthread_t *tids;
 	uint64_t nbuckets = 1;
 	char why[200];
-	int err;
 
 	nthreads = 2;
 	if (workload_args(argc, argv, &nthreads, &size))
@@ -324,17 +322,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	tids = xmalloc(nthreads * sizeof(*tids));
-	for (long i = 0; i < nthreads; i++) {
-		err = pthread_create(&tids[i], NULL, worker, (void *)i);
-		if (err) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(err));
-			return 1;
-		}
-	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
+	run_threads(nthreads, worker, NULL, 0);
 
 	if (check(&checksum, &final_size, why, sizeof(why))) {
 		printf("%s threads=%d size=%g check=FAILED\n", NAME, nthreads,
@@ -365,6 +353,5 @@ int main(int argc, char **argv)
 		pthread_mutex_destroy(&stripe[s].lock);
 	free(logs);
 	free(bucket);
-	free(tids);
 	return 0;
 }

@@ -48,7 +48,6 @@ struct histogram {
 struct worker {
 	struct histogram *h;
 	int id;
-	pthread_t thread;
 };
 
 static void usage(FILE *f)
@@ -167,7 +166,7 @@ int main(int argc, char **argv)
 	struct worker *workers;
 	unsigned char *bmp;
 	uint64_t checksum = 0;
-	int threads, rc, mode[3];
+	int threads, mode[3];
 	long height;
 	double size;
 
@@ -191,16 +190,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++) {
 		workers[i].h = &h;
 		workers[i].id = i;
-		rc = pthread_create(&workers[i].thread, NULL, worker_main,
-				    &workers[i]);
-		if (rc) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(rc));
-			return 1;
-		}
 	}
-	for (int i = 0; i < threads; i++)
-		pthread_join(workers[i].thread, NULL);
+	run_threads(threads, worker_main, workers, sizeof(*workers));
 
 	for (int c = 0; c < 3; c++) {
 		mode[c] = 0;

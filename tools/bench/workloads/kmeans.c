@@ -66,7 +66,6 @@ struct kmeans {
 struct worker {
 	struct kmeans *km;
 	int id;
-	pthread_t thread;
 	/* This thread's partial results, merged under km->lock. */
 	int64_t sum[CLUSTERS][DIM];
 	long count[CLUSTERS];
@@ -223,7 +222,7 @@ int main(int argc, char **argv)
 	static int expect[CLUSTERS][DIM];
 	struct worker *workers;
 	uint64_t checksum = 0;
-	int threads, rc, iterations;
+	int threads, iterations;
 	double size;
 
 	if (workload_args(argc, argv, &threads, &size))
@@ -250,16 +249,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++) {
 		workers[i].km = &km;
 		workers[i].id = i;
-		rc = pthread_create(&workers[i].thread, NULL, worker_main,
-				    &workers[i]);
-		if (rc) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(rc));
-			return 1;
-		}
 	}
-	for (int i = 0; i < threads; i++)
-		pthread_join(workers[i].thread, NULL);
+	run_threads(threads, worker_main, workers, sizeof(*workers));
 
 	iterations = serial_kmeans(&km, expect);
 	if (iterations != km.iterations ||

@@ -51,7 +51,6 @@ struct lu {
 struct worker {
 	struct lu *lu;
 	int id;
-	pthread_t thread;
 };
 
 static void usage(FILE *f)
@@ -238,7 +237,7 @@ int main(int argc, char **argv)
 	struct lu lu = { 0 };
 	struct worker *workers;
 	double size, maxerr, logdet = 0;
-	int threads, rc;
+	int threads;
 
 	if (workload_args(argc, argv, &threads, &size))
 		return 2;
@@ -264,16 +263,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++) {
 		workers[i].lu = &lu;
 		workers[i].id = i;
-		rc = pthread_create(&workers[i].thread, NULL, worker_main,
-				    &workers[i]);
-		if (rc) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(rc));
-			return 1;
-		}
 	}
-	for (int i = 0; i < threads; i++)
-		pthread_join(workers[i].thread, NULL);
+	run_threads(threads, worker_main, workers, sizeof(*workers));
 
 	if (check(&lu, &maxerr))
 		return 1;

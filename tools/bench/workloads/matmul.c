@@ -39,7 +39,6 @@ struct matmul {
 struct worker {
 	struct matmul *mm;
 	int id;
-	pthread_t thread;
 };
 
 static void usage(FILE *f)
@@ -88,7 +87,7 @@ int main(int argc, char **argv)
 	struct matmul mm = { 0 };
 	struct worker *workers;
 	double size, trace = 0;
-	int threads, rc;
+	int threads;
 	long n, nn;
 
 	if (workload_args(argc, argv, &threads, &size))
@@ -116,16 +115,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++) {
 		workers[i].mm = &mm;
 		workers[i].id = i;
-		rc = pthread_create(&workers[i].thread, NULL, worker_main,
-				    &workers[i]);
-		if (rc) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(rc));
-			return 1;
-		}
 	}
-	for (int i = 0; i < threads; i++)
-		pthread_join(workers[i].thread, NULL);
+	run_threads(threads, worker_main, workers, sizeof(*workers));
 
 	for (int s = 0; s < NR_SAMPLES; s++) {
 		uint64_t r = mix64(~(uint64_t)s);

@@ -275,9 +275,7 @@ static const char *check(char *why, size_t len)
 int main(int argc, char **argv)
 {
 	double size = 1.0, kinetic = 0.0;
-	pthread_t *tids;
 	char why[200];
-	int err;
 
 	nthreads = 2;
 	if (workload_args(argc, argv, &nthreads, &size))
@@ -306,17 +304,7 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&block_lock[b], NULL);
 
 	pthread_barrier_init(&barrier, NULL, nthreads);
-	tids = xmalloc(nthreads * sizeof(*tids));
-	for (long i = 0; i < nthreads; i++) {
-		err = pthread_create(&tids[i], NULL, worker, (void *)i);
-		if (err) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(err));
-			return 1;
-		}
-	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
+	run_threads(nthreads, worker, NULL, 0);
 	pthread_barrier_destroy(&barrier);
 
 	if (check(why, sizeof(why))) {
@@ -336,7 +324,6 @@ int main(int argc, char **argv)
 	for (long b = 0; b < nblocks; b++)
 		pthread_mutex_destroy(&block_lock[b]);
 	free(block_lock);
-	free(tids);
 	free(mol);
 	return 0;
 }

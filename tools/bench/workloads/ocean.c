@@ -187,10 +187,8 @@ int main(int argc, char **argv)
 {
 	double serial_history[ITERATIONS];
 	double size = 1.0, sum = 0.0;
-	pthread_t *tids;
 	double *ref;
 	int serial_iterations;
-	int err;
 
 	nthreads = 2;
 	if (workload_args(argc, argv, &nthreads, &size))
@@ -210,17 +208,7 @@ int main(int argc, char **argv)
 	memcpy(ref, grid, stride * stride * sizeof(double));
 
 	pthread_barrier_init(&barrier, NULL, nthreads);
-	tids = xmalloc(nthreads * sizeof(*tids));
-	for (long i = 0; i < nthreads; i++) {
-		err = pthread_create(&tids[i], NULL, slave, (void *)i);
-		if (err) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(err));
-			return 1;
-		}
-	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
+	run_threads(nthreads, slave, NULL, 0);
 	pthread_barrier_destroy(&barrier);
 
 	serial_iterations = serial_relax(ref, serial_history);
@@ -249,7 +237,6 @@ int main(int argc, char **argv)
 	       NAME, nthreads, size, stride, iterations_done,
 	       history[iterations_done - 1], sum);
 
-	free(tids);
 	free(ref);
 	free(rhs);
 	free(grid);

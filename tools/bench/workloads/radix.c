@@ -57,7 +57,6 @@ struct sort {
 struct worker {
 	struct sort *sort;
 	int id;
-	pthread_t thread;
 };
 
 static void usage(FILE *f)
@@ -183,7 +182,7 @@ int main(int argc, char **argv)
 	struct worker *workers;
 	uint64_t sum;
 	double size;
-	int threads, rc;
+	int threads;
 
 	if (workload_args(argc, argv, &threads, &size))
 		return 2;
@@ -205,16 +204,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++) {
 		workers[i].sort = &s;
 		workers[i].id = i;
-		rc = pthread_create(&workers[i].thread, NULL, worker_main,
-				    &workers[i]);
-		if (rc) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(rc));
-			return 1;
-		}
 	}
-	for (int i = 0; i < threads; i++)
-		pthread_join(workers[i].thread, NULL);
+	run_threads(threads, worker_main, workers, sizeof(*workers));
 
 	if (check(&s, &sum))
 		return 1;

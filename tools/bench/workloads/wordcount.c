@@ -396,10 +396,8 @@ int main(int argc, char **argv)
 	double size = 1.0;
 	struct entry *all;
 	size_t distinct = 0;
-	pthread_t *tids;
 	long nwords;
 	char why[200];
-	int err;
 
 	nthreads = 2;
 	if (workload_args(argc, argv, &nthreads, &size))
@@ -414,17 +412,7 @@ int main(int argc, char **argv)
 	map_tables = xcalloc(nthreads, sizeof(*map_tables));
 	reduce_tables = xcalloc(nthreads, sizeof(*reduce_tables));
 	pthread_barrier_init(&map_done, NULL, nthreads);
-	tids = xmalloc(nthreads * sizeof(*tids));
-	for (long i = 0; i < nthreads; i++) {
-		err = pthread_create(&tids[i], NULL, worker, (void *)i);
-		if (err) {
-			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
-				strerror(err));
-			return 1;
-		}
-	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
+	run_threads(nthreads, worker, NULL, 0);
 	pthread_barrier_destroy(&map_done);
 
 	/* Merge: gather the reduce tables and sort by count. */
@@ -463,7 +451,6 @@ int main(int argc, char **argv)
 	free(map_tables);
 	free(reduce_tables);
 	free(all);
-	free(tids);
 	free(text);
 	return 0;
 }

@@ -2,15 +2,17 @@
 /*
  * What every benchmark workload shares: its command line (-t THREADS,
  * -s SIZE, -h; tools/bench/README.md) and its deterministic random
- * numbers, and xmalloc().  Each workload defines NAME and usage() before including it.
+ * numbers, xmalloc() and run_threads().  Each workload defines NAME and usage() before including it.
  */
 #ifndef VALOR_BENCH_WORKLOAD_H
 #define VALOR_BENCH_WORKLOAD_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024
@@ -78,6 +80,32 @@ static inline void *xmalloc(size_t bytes)
 		exit(1);
 	}
 	return p;
+}
+
+/*
+ * Run @fn on @n threads and wait for them all.  Thread i gets
+ * (char *)@args + i * @size, or, with @args NULL, its index i itself.
+ * A thread that cannot be created ends the run: the timing would mean
+ * nothing.
+ */
+static inline void run_threads(int n, void *(*fn)(void *), void *args,
+			       size_t size)
+{
+	pthread_t *tids = xmalloc((size_t)n * sizeof(*tids));
+
+	for (long i = 0; i < n; i++) {
+		void *arg = args ? (char *)args + i * size : (void *)i;
+		int err = pthread_create(&tids[i], NULL, fn, arg);
+
+		if (err) {
+			fprintf(stderr, "%s: pthread_create: %s\n", NAME,
+				strerror(err));
+			exit(1);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+	free(tids);
 }
 
 /* splitmix64's finaliser: a deterministic value for every index. */
