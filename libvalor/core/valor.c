@@ -14,13 +14,20 @@
  *
  * The bytes NOT in nmask are at <version, slot, active>: slot last wrote
  * them and, if active, its region that did is still ongoing (the owner).
- * The bytes in nmask are behind: at <version - gap, slot, inactive>, or,
- * with gap 0, never written at all (version 0).  nmask == 0 is the common
- * uniform cell.  This keeps compact a thread writing part of a cell, the
- * owner then writing the rest, and a thread rewriting the same bytes of a
- * cell in region after region (up to 15 versions ahead of the rest, or
- * forever when the rest is never written).  Anything else (two threads'
- * writes splitting a cell, versions further apart) refines the cell:
+ * The bytes in nmask are behind: at <version - gap, inactive>, or, with
+ * gap 0, never written at all (version 0), or, with gap 15, even: at
+ * <version, inactive> while the others moved to a new owner (bytes that
+ * caught up after a write of the rest).  Which thread wrote them is
+ * not kept: validation needs a byte's writer only to excuse a region's
+ * own write of what it read, and such a byte is owned by that region
+ * (ahead, active) until the region ends and its reads are validated; a
+ * report finds the writer in the write logs by version instead.
+ * nmask == 0 is the common uniform cell.  This keeps compact a thread
+ * writing part of a cell (whoever wrote it before), the owner then
+ * writing the rest, and threads rewriting the same bytes of a cell in
+ * region after region (up to 14 versions ahead of the rest, or forever
+ * when the rest is never written).  Anything else (two regions' writes
+ * splitting a cell, versions further apart) refines the cell:
  * nmask == 0xff marks a refined cell, whose bits 8..63 hold a pointer to
  * eight byte words of the same format.  Refinement copies every byte's
  * state, so it loses nothing.
@@ -301,19 +308,26 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		if (!nm) {
 			if (m == 0xff)
 				nw = vw_make(ver + 1, me, true, 0, 0);
-			else if (slot == me || ver == 0)
+			else
 				nw = vw_make(ver + 1, me, true, ~m & 0xff,
 					     ver ? 1 : 0);
-			else
-				goto split;
-		} else if (m == (~nm & 0xff) && (slot == me || gap == 0)) {
+		} else if (m == (~nm & 0xff)) {
 			/* The same bytes again; the rest stays behind. */
-			if (gap == 0)
+			if (gap == VW_GAP_EVEN)
+				nw = vw_make(ver + 1, me, true, nm, 1);
+			else if (gap == 0)
 				nw = vw_make(ver + 1, me, true, nm, 0);
 			else if (gap < VW_GAP_MAX)
 				nw = vw_make(ver + 1, me, true, nm, gap + 1);
 			else
 				goto split;
+		} else if (m == nm && (gap == 1 || (gap == 0 && ver == 1))) {
+			/* The bytes behind catch up: they lead, the rest is even. */
+			nw = vw_make(ver, me, true, ~m & 0xff, VW_GAP_EVEN);
+		} else if (m == nm && gap == VW_GAP_EVEN) {
+			nw = vw_make(ver + 1, me, true, ~m & 0xff, 1);
+		} else if (m == 0xff && gap == VW_GAP_EVEN) {
+			nw = vw_make(ver + 1, me, true, 0, 0);
 		} else {
 			goto split;
 		}
@@ -491,7 +505,7 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint64_t cell;
 	uint8_t m;
 
-	int fast = valor_o_fast(th, addr, size, is_write, site);
+	int fast = valor_o_fast(th, th->shadow_top, addr, size, is_write, site);
 
 	if (fast != VALOR_FAST_MISS)
 		return fast;

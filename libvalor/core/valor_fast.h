@@ -35,11 +35,14 @@ int valor_o_write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 
 /*
  * The result valor_o_access() would return, or VALOR_FAST_MISS when the
- * access needs the full path.  @th->valor_fast must be true.
+ * access needs the full path.  @th->valor_fast must be true; @top is its
+ * context's shadow table (th->shadow_top), which a caller with a single
+ * context passes from a global so that finding the cell word does not
+ * wait for the load of @th.
  */
 static inline __attribute__((always_inline)) int
-valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
-	     bool is_write, uint64_t site)
+valor_o_fast(struct valor_thread *th, shadow_word *_Atomic *top, uintptr_t addr,
+	     size_t size, bool is_write, uint64_t site)
 {
 	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
 	shadow_word *leaf;
@@ -52,7 +55,7 @@ valor_o_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 			     0))
 		return VALOR_FAST_MISS;
 	leaf = atomic_load_explicit(
-		&th->shadow_top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
+		&top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
 		memory_order_acquire);
 	if (__builtin_expect(!leaf, 0))
 		return VALOR_FAST_MISS;

@@ -15,7 +15,8 @@
 #define VW_SLOT_MASK 0x7fffULL
 #define VW_ACTIVE (1ULL << 23)
 #define VW_GAP_SHIFT 24
-#define VW_GAP_MAX 15U
+#define VW_GAP_MAX 14U /* the furthest bytes behind can be */
+#define VW_GAP_EVEN 15U /* bytes "behind" at the version itself */
 #define VW_VER_SHIFT 28
 #define VW_VER_MASK ((1ULL << 36) - 1)
 #define VW_NMASK 0xffULL
@@ -44,7 +45,7 @@ static inline uint64_t vw_ver(uint64_t w)
 
 static inline unsigned vw_gap(uint64_t w)
 {
-	return (unsigned)(w >> VW_GAP_SHIFT) & VW_GAP_MAX;
+	return (unsigned)(w >> VW_GAP_SHIFT) & 0xf;
 }
 
 static inline uint64_t vw_make(uint64_t ver, uint32_t slot, bool active,
@@ -60,7 +61,11 @@ static inline shadow_word *vw_block(uint64_t w)
 	return (shadow_word *)(uintptr_t)(w >> 8);
 }
 
-/* State of byte @b of a compact cell word or of a byte word. */
+/*
+ * State of byte @b of a compact cell word or of a byte word.  A byte
+ * behind (in nmask) has no recorded writer: slot 0 (valor.c says why
+ * no verdict needs it).
+ */
 static inline struct byte_state vw_byte(uint64_t w, unsigned b)
 {
 	struct byte_state s = { vw_ver(w), vw_slot(w), !!(w & VW_ACTIVE) };
@@ -68,8 +73,11 @@ static inline struct byte_state vw_byte(uint64_t w, unsigned b)
 	if (w & (1U << b)) {
 		unsigned gap = vw_gap(w);
 
-		s.ver = gap ? (s.ver - gap) & VW_VER_MASK : 0;
-		s.slot = gap ? s.slot : 0;
+		if (!gap)
+			s.ver = 0;
+		else if (gap != VW_GAP_EVEN)
+			s.ver = (s.ver - gap) & VW_VER_MASK;
+		s.slot = 0;
 		s.active = false;
 	}
 	return s;

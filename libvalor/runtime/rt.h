@@ -105,6 +105,8 @@ struct rt_global {
 };
 
 extern struct rt_global rt;
+/* Point the inline fast path at a new rt.ctx (tsan_abi.c). */
+void rt_fast_path_init(struct valor_ctx *ctx);
 
 /*
  * The calling thread's state.  initial-exec TLS: one %fs-relative load

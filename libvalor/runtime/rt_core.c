@@ -490,6 +490,7 @@ void rt_init(void)
 	/* A bad suppressions file stops the program before main, too. */
 	rt_suppress_init();
 	rt.ctx = new_context();
+	rt_fast_path_init(rt.ctx);
 
 	main_thread = rt_thread_new(NULL);
 	if (!main_thread)
@@ -517,6 +518,7 @@ void rt_after_fork_child(void)
 	atomic_store(&rt.suppressed, 0);
 	rt_report_after_fork_child();
 	rt.ctx = new_context();
+	rt_fast_path_init(rt.ctx);
 	t = rt_thread_new(NULL);
 	if (!t)
 		rt_die("valor: out of memory after fork\n");

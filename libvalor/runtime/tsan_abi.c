@@ -23,6 +23,14 @@ extern void *__libc_realloc(void *p, size_t size);
 
 #define SITE() ((uintptr_t)__builtin_return_address(0) - 1)
 
+/* rt.ctx's shadow table: a global, so the fast path need not load it. */
+static shadow_word *_Atomic *rt_shadow_top;
+
+void rt_fast_path_init(struct valor_ctx *ctx)
+{
+	rt_shadow_top = ctx->shadow.top;
+}
+
 /*
  * Valor's common accesses are done here, inline (valor_fast.h): a write
  * the region owns already, a read the log holds already.  Only the rest
@@ -39,8 +47,8 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 	th = t->vt;
 	t->busy++;
 	if (!likely(th->valor_fast) ||
-	    valor_o_fast(th, (uintptr_t)addr, size, is_write, site) ==
-		    VALOR_FAST_MISS)
+	    valor_o_fast(th, rt_shadow_top, (uintptr_t)addr, size, is_write,
+			 site) == VALOR_FAST_MISS)
 		valor_access(th, (uintptr_t)addr, size, is_write, site);
 	t->busy--;
 }
