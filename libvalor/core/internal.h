@@ -180,7 +180,6 @@ struct valor_thread {
 	/* Valor */
 	bool valor_fast; /* valor_fast.h applies: Valor-O, not exited */
 	shadow_word *_Atomic *shadow_top; /* ctx->shadow.top */
-	struct rfilter_entry *rfilter;
 	uint32_t rgen;
 	uint64_t *rbloom; /* RBLOOM_BITS: cells that may be in the log */
 	/* Entries [0, rindex_n) of the log by cell, for frees (RINDEX_MIN). */
@@ -203,6 +202,13 @@ struct valor_thread {
 	struct thread_stats st;
 
 	struct valor_thread *next_all, *prev_all; /* ctx->threads list */
+
+	/*
+	 * Valor's read filter, RFILTER_ENTRIES of them (none for the other
+	 * analyses): part of the thread, so the fast path reaches it
+	 * without loading a pointer first.
+	 */
+	struct rfilter_entry rfilter[];
 };
 
 struct sync_table;

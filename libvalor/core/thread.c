@@ -109,7 +109,11 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	th = eng_calloc(1, sizeof(*th));
+	th = eng_calloc(1,
+			sizeof(*th) + (ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
+					       RFILTER_ENTRIES *
+						       sizeof(th->rfilter[0]) :
+					       0));
 	if (!th) {
 		errno = ENOMEM;
 		return NULL;

@@ -379,8 +379,20 @@ static bool rlog_grow(struct valor_thread *th)
 	return true;
 }
 
-static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
-			uint8_t m, uint64_t site)
+/* A full log grows or, at its configured size, splits the region. */
+static __attribute__((noinline)) void rlog_make_room(struct valor_thread *th)
+{
+	if (rlog_grow(th))
+		return;
+	/* A full log is validated and emptied: the region splits. */
+	th->st.read_log_overflows++;
+	valor_o_validate(th, true);
+}
+
+/* Inline: a region's every first read of a cell comes here. */
+static inline __attribute__((always_inline)) void
+rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
+	    uint64_t site)
 {
 	struct rlog_entry *e;
 
@@ -391,11 +403,8 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
 			return;
 		}
 	}
-	if (unlikely(th->rlog_n == th->rlog_cap) && !rlog_grow(th)) {
-		/* A full log is validated and emptied: the region splits. */
-		th->st.read_log_overflows++;
-		valor_o_validate(th, true);
-	}
+	if (unlikely(th->rlog_n == th->rlog_cap))
+		rlog_make_room(th);
 	th->rbloom[(cell / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (cell % 64);
 	th->st.reads_logged++;
 	e = &th->rlog[th->rlog_n++];
@@ -409,7 +418,8 @@ static void rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap,
  * Bytes @m of @cell are in the log from this region.  After the append:
  * a full log was validated and emptied by it.
  */
-static void rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
+static inline __attribute__((always_inline)) void
+rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 {
 	struct rfilter_entry *f = rfilter_entry(th->rfilter, cell);
 	uint64_t tag = rfilter_tag(cell, th->rgen);
@@ -614,7 +624,8 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 				&leaf[e.cell & (SHADOW_LEAF_WORDS - 1)],
 				memory_order_acquire);
 		/* Each read is reported once. */
-		e.mask &= ~check_entry_word(th, &e, e.mask, w);
+		if (w != e.snapshot)
+			e.mask &= ~check_entry_word(th, &e, e.mask, w);
 		if (!reset && e.mask)
 			th->rlog[kept++] = e;
 	}
@@ -1102,9 +1113,8 @@ int valor_o_thread_init(struct valor_thread *th)
 			       th->ctx->p.read_log_entries :
 			       RLOG_FIRST_ENTRIES;
 	th->rlog = eng_malloc((size_t)th->rlog_cap * sizeof(*th->rlog));
-	th->rfilter = eng_calloc(RFILTER_ENTRIES, sizeof(*th->rfilter));
 	th->rbloom = eng_calloc(RBLOOM_BITS / 64, sizeof(*th->rbloom));
-	if (!th->rlog || !th->rfilter || !th->rbloom) {
+	if (!th->rlog || !th->rbloom) {
 		valor_o_thread_fini(th);
 		return -ENOMEM;
 	}
@@ -1118,7 +1128,6 @@ void valor_o_thread_fini(struct valor_thread *th)
 {
 	th->valor_fast = false;
 	eng_free(th->rlog);
-	eng_free(th->rfilter);
 	eng_free(th->rbloom);
 	eng_free(th->rindex_head);
 	eng_free(th->rindex_next);
@@ -1126,7 +1135,6 @@ void valor_o_thread_fini(struct valor_thread *th)
 	th->rindex_n = th->rindex_buckets = 0;
 	th->rindex_head_cap = th->rindex_next_cap = 0;
 	th->rlog = NULL;
-	th->rfilter = NULL;
 	th->rbloom = NULL;
 	th->rlog_n = 0;
 }
