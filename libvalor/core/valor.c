@@ -53,13 +53,13 @@ static inline uint64_t ver_distance(uint64_t now, uint64_t then)
 
 /* --- the write log (a slot's ring; this region's part is the write set) */
 
-static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
-			uint64_t ver, uint64_t site);
+static inline void wlog_append(struct valor_thread *th, uint64_t cell,
+			       uint8_t mask, uint64_t ver, uint64_t site);
 static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 			     uint64_t site);
 static void wlog_append_bytes(struct valor_thread *th, uint64_t cell,
 			      uint8_t mask, uint64_t ver, uint64_t site);
-static void wlog_make_room(struct valor_thread *th);
+static inline void wlog_make_room(struct valor_thread *th);
 
 /* Versions a report looks for: (then, now], or any when @any. */
 struct ver_window {
@@ -261,20 +261,13 @@ next_byte:;
 	}
 }
 
-static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
-		      uint64_t site, bool *eager)
+/* Write bytes @m of @cell, whose word is at @p, not owned by the region. */
+static int write_cell_at(struct valor_thread *th, shadow_word *p, uint64_t cell,
+			 uint8_t m, uint64_t site, bool *eager)
 {
-	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
 	uint32_t me = th->slot;
 	uint64_t w, nw;
 
-	if (!p)
-		return -ENOMEM;
-	w = atomic_load_explicit(p, memory_order_acquire);
-	/* The common case: the region owns the bytes already. */
-	if ((w & VW_ACTIVE) && vw_slot(w) == me && !vw_refined(w) &&
-	    !(m & w & VW_NMASK))
-		return 0;
 	wlog_make_room(th);
 	w = atomic_load_explicit(p, memory_order_acquire);
 	for (;;) {
@@ -343,6 +336,22 @@ split:
 			return -ENOMEM;
 		w = atomic_load_explicit(p, memory_order_acquire);
 	}
+}
+
+static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
+		      uint64_t site, bool *eager)
+{
+	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
+	uint64_t w;
+
+	if (!p)
+		return -ENOMEM;
+	w = atomic_load_explicit(p, memory_order_acquire);
+	/* The common case: the region owns the bytes already. */
+	if ((w & VW_ACTIVE) && vw_slot(w) == th->slot && !vw_refined(w) &&
+	    !(m & w & VW_NMASK))
+		return 0;
+	return write_cell_at(th, p, cell, m, site, eager);
 }
 
 /* --- the read log */
@@ -497,12 +506,12 @@ static void validate_before_eager(struct valor_thread *th)
 	valor_o_validate(th, false);
 }
 
-int valor_o_write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
-		       uint64_t site)
+int valor_o_write_cell(struct valor_thread *th, shadow_word *p, uint64_t cell,
+		       uint8_t m, uint64_t site)
 {
 	bool eager = false;
 
-	write_cell(th, cell, m, site, &eager);
+	write_cell_at(th, p, cell, m, site, &eager);
 	if (eager)
 		validate_before_eager(th);
 	return conflict_deliver(th);
@@ -705,14 +714,15 @@ void valor_o_region_end(struct valor_thread *th)
 	th->ordered = false;
 }
 
-static struct wlog_entry *wlog_next(struct valor_thread *th);
+static inline struct wlog_entry *wlog_next(struct valor_thread *th);
 
 /*
  * A full write set ends the region early (the paper's "conceptual
  * split"): validate, give up ownership, start a new region.  Called
  * before a write changes a cell, so the write lands in the new region.
  */
-static void wlog_make_room(struct valor_thread *th)
+static inline __attribute__((always_inline)) void
+wlog_make_room(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
 	uint64_t head = atomic_load_explicit(&ctx->slots[th->slot].wlog_head,
@@ -724,8 +734,9 @@ static void wlog_make_room(struct valor_thread *th)
 	}
 }
 
-static void wlog_publish(struct valor_thread *th, struct wlog_entry *e,
-			 uint64_t cell, uint64_t site)
+static inline __attribute__((always_inline)) void
+wlog_publish(struct valor_thread *th, struct wlog_entry *e, uint64_t cell,
+	     uint64_t site)
 {
 	struct slot *s = &th->ctx->slots[th->slot];
 
@@ -739,8 +750,9 @@ static void wlog_publish(struct valor_thread *th, struct wlog_entry *e,
 		memory_order_release);
 }
 
-static void wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask,
-			uint64_t ver, uint64_t site)
+static inline __attribute__((always_inline)) void
+wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask, uint64_t ver,
+	    uint64_t site)
 {
 	struct wlog_entry *e = wlog_next(th);
 
@@ -797,7 +809,8 @@ static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 }
 
 /* The next ring entry, invalidated for readers until published. */
-static struct wlog_entry *wlog_next(struct valor_thread *th)
+static inline __attribute__((always_inline)) struct wlog_entry *
+wlog_next(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
 	struct slot *s = &ctx->slots[th->slot];

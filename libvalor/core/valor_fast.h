@@ -27,9 +27,12 @@
 /* Out of line: log a read of a compact cell (valor.c). */
 int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
 		     uint8_t m, uint64_t site);
-/* Out of line: a write of bytes @m of one cell the region does not own. */
-int valor_o_write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
-		       uint64_t site);
+/*
+ * Out of line: a write of bytes @m of one cell the region does not own,
+ * whose word is at @p.
+ */
+int valor_o_write_cell(struct valor_thread *th, shadow_word *p, uint64_t cell,
+		       uint8_t m, uint64_t site);
 
 #define VALOR_FAST_MISS (-1)
 
@@ -66,7 +69,10 @@ valor_o_fast(struct valor_thread *th, shadow_word *_Atomic *top, uintptr_t addr,
 		return (w & VW_ACTIVE) && vw_slot(w) == th->slot &&
 				       !vw_refined(w) && !(m & w & VW_NMASK) ?
 			       0 :
-			       valor_o_write_cell(th, cell, m, site);
+			       valor_o_write_cell(
+				       th,
+				       &leaf[cell & (SHADOW_LEAF_WORDS - 1)],
+				       cell, m, site);
 	if (vw_refined(w)) {
 		/* Bytes another region owns are a conflict: the full path. */
 		shadow_word *blk = vw_block(w);
