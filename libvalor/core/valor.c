@@ -389,63 +389,13 @@ static bool rlog_grow(struct valor_thread *th)
 }
 
 /* A full log grows or, at its configured size, splits the region. */
-static __attribute__((noinline)) void rlog_make_room(struct valor_thread *th)
+void rlog_make_room(struct valor_thread *th)
 {
 	if (rlog_grow(th))
 		return;
 	/* A full log is validated and emptied: the region splits. */
 	th->st.read_log_overflows++;
 	valor_o_validate(th, true);
-}
-
-/* Inline: a region's every first read of a cell comes here. */
-static inline __attribute__((always_inline)) void
-rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
-	    uint64_t site)
-{
-	struct rlog_entry *e;
-
-	if (th->rlog_n) {
-		e = &th->rlog[th->rlog_n - 1];
-		if (e->cell == cell && e->snapshot == snap) {
-			e->mask |= m;
-			return;
-		}
-	}
-	if (unlikely(th->rlog_n == th->rlog_cap))
-		rlog_make_room(th);
-	th->rbloom[(cell / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (cell % 64);
-	th->st.reads_logged++;
-	e = &th->rlog[th->rlog_n++];
-	e->cell = cell;
-	e->snapshot = snap;
-	e->site = site;
-	e->mask = m;
-}
-
-/*
- * Bytes @m of @cell are in the log from this region.  After the append:
- * a full log was validated and emptied by it.
- */
-static inline __attribute__((always_inline)) void
-rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
-{
-	struct rfilter_entry *f = rfilter_entry(th->rfilter, cell);
-	uint64_t tag = rfilter_tag(cell, th->rgen);
-
-	if (f->tag != tag) {
-		memset(f->mask, 0, sizeof(f->mask));
-		f->tag = tag;
-	}
-	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
-}
-
-int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
-		     uint8_t m, uint64_t site)
-{
-	rlog_append(th, cell, w, m, site);
-	rfilter_note(th, cell, m);
-	return conflict_deliver(th);
 }
 
 static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,

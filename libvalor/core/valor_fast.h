@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Valor-O's fast path, inline: the accesses that need no more than a
- * look at the cell word.  The runtime's __tsan_* entry points inline it,
- * so the common access costs no call; valor_o_access() starts with it.
+ * look at the cell word.  The runtime's __tsan_* entry points inline the
+ * check, so the common access costs no call and no frame;
+ * valor_o_access() starts with it too.
  *
  *  - a write to bytes this region owns already: nothing to do;
  *  - a read of bytes no other region owns, which the read log holds
@@ -24,9 +25,63 @@
 #include "internal.h"
 #include "valor_word.h"
 
-/* Out of line: log a read of a compact cell (valor.c). */
-int valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w,
-		     uint8_t m, uint64_t site);
+#include <string.h>
+
+/* The read log is full: grow it or split the region (valor.c). */
+void rlog_make_room(struct valor_thread *th);
+
+/* Inline: a region's every first read of a cell comes here. */
+static inline __attribute__((always_inline)) void
+rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
+	    uint64_t site)
+{
+	struct rlog_entry *e;
+
+	if (th->rlog_n) {
+		e = &th->rlog[th->rlog_n - 1];
+		if (e->cell == cell && e->snapshot == snap) {
+			e->mask |= m;
+			return;
+		}
+	}
+	if (unlikely(th->rlog_n == th->rlog_cap))
+		rlog_make_room(th);
+	th->rbloom[(cell / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (cell % 64);
+	th->st.reads_logged++;
+	e = &th->rlog[th->rlog_n++];
+	e->cell = cell;
+	e->snapshot = snap;
+	e->site = site;
+	e->mask = m;
+}
+
+/*
+ * Bytes @m of @cell are in the log from this region.  After the append:
+ * a full log was validated and emptied by it.
+ */
+static inline __attribute__((always_inline)) void
+rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
+{
+	struct rfilter_entry *f = rfilter_entry(th->rfilter, cell);
+	uint64_t tag = rfilter_tag(cell, th->rgen);
+
+	if (f->tag != tag) {
+		memset(f->mask, 0, sizeof(f->mask));
+		f->tag = tag;
+	}
+	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
+}
+
+/* Log a read of a compact cell; inline in the runtime's slow path too. */
+static inline __attribute__((always_inline)) int
+valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
+		 uint64_t site)
+{
+	rlog_append(th, cell, w, m, site);
+	rfilter_note(th, cell, m);
+	return conflict_deliver(th);
+}
+
 /*
  * Out of line: a write of bytes @m of one cell the region does not own,
  * whose word is at @p.
@@ -36,56 +91,71 @@ int valor_o_write_cell(struct valor_thread *th, shadow_word *p, uint64_t cell,
 
 #define VALOR_FAST_MISS (-1)
 
+/* What an access needs once valor_o_fast_check() has looked at it. */
+enum valor_fast_action {
+	VALOR_FAST_DONE, /* nothing */
+	VALOR_FAST_LOG, /* a first read of a compact cell: log it */
+	VALOR_FAST_WRITE, /* a write of one cell the region does not own */
+	VALOR_FAST_FULL_READ, /* the full path */
+	VALOR_FAST_FULL_WRITE,
+};
+
 /*
- * The result valor_o_access() would return, or VALOR_FAST_MISS when the
- * access needs the full path.  @th->valor_fast must be true; @top is its
- * context's shadow table (th->shadow_top), which a caller with a single
- * context passes from a global so that finding the cell word does not
- * wait for the load of @th.
+ * Look at an access without calling anything or changing anything but
+ * the thread's own read log and filter.  For VALOR_FAST_LOG, *@w is the
+ * cell word the read saw; for VALOR_FAST_WRITE, *@p is where the cell
+ * word is.  @th->valor_fast must be true; @top is its context's shadow
+ * table (th->shadow_top), which a caller with a single context passes
+ * from a global so that finding the cell word does not wait for the
+ * load of @th.  A read of a cell kept per byte is looked at only when
+ * @refined: the loop over its bytes costs registers, and so a stack
+ * frame, on every access of a caller that inlines it.
  */
-static inline __attribute__((always_inline)) int
-valor_o_fast(struct valor_thread *th, shadow_word *_Atomic *top, uintptr_t addr,
-	     size_t size, bool is_write, uint64_t site)
+static inline __attribute__((always_inline)) enum valor_fast_action
+valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
+		   uintptr_t addr, size_t size, bool is_write, bool refined,
+		   shadow_word **p, uint64_t *w)
 {
 	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
+	enum valor_fast_action full = is_write ? VALOR_FAST_FULL_WRITE :
+						 VALOR_FAST_FULL_READ;
 	shadow_word *leaf;
 	struct rfilter_entry *f;
-	uint64_t w, tag;
+	uint64_t tag;
 	uint8_t m;
 
 	if (__builtin_expect(off + size > CELL_SIZE ||
 				     addr >= (1ULL << SHADOW_ADDR_BITS),
 			     0))
-		return VALOR_FAST_MISS;
+		return full;
 	leaf = atomic_load_explicit(
 		&top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
 		memory_order_acquire);
 	if (__builtin_expect(!leaf, 0))
-		return VALOR_FAST_MISS;
-	w = atomic_load_explicit(&leaf[cell & (SHADOW_LEAF_WORDS - 1)],
-				 memory_order_acquire);
-	m = (uint8_t)(((1U << (off + size)) - 1) & ~((1U << off) - 1));
+		return full;
+	*p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+	*w = atomic_load_explicit(*p, memory_order_acquire);
+	m = (uint8_t)(((1U << size) - 1) << off);
 	if (is_write)
-		return (w & VW_ACTIVE) && vw_slot(w) == th->slot &&
-				       !vw_refined(w) && !(m & w & VW_NMASK) ?
-			       0 :
-			       valor_o_write_cell(
-				       th,
-				       &leaf[cell & (SHADOW_LEAF_WORDS - 1)],
-				       cell, m, site);
-	if (vw_refined(w)) {
+		return (*w & VW_ACTIVE) && vw_slot(*w) == th->slot &&
+				       !vw_refined(*w) && !(m & *w & VW_NMASK) ?
+			       VALOR_FAST_DONE :
+			       VALOR_FAST_WRITE;
+	if (vw_refined(*w)) {
 		/* Bytes another region owns are a conflict: the full path. */
-		shadow_word *blk = vw_block(w);
+		if (!refined)
+			return full;
+		shadow_word *blk = vw_block(*w);
 
 		for (unsigned b = off; b < off + size; b++) {
 			uint64_t bw = atomic_load_explicit(
 				&blk[b], memory_order_acquire);
 
 			if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot)
-				return VALOR_FAST_MISS;
+				return full;
 		}
-	} else if ((w & VW_ACTIVE) && vw_slot(w) != th->slot) {
-		return VALOR_FAST_MISS;
+	} else if ((*w & VW_ACTIVE) && vw_slot(*w) != th->slot) {
+		return full;
 	}
 	f = rfilter_entry(th->rfilter, cell);
 	tag = rfilter_tag(cell, th->rgen);
@@ -93,23 +163,61 @@ valor_o_fast(struct valor_thread *th, shadow_word *_Atomic *top, uintptr_t addr,
 		uint8_t *have = &f->mask[cell & (RFILTER_CHUNK_CELLS - 1)];
 
 		if ((*have & m) == m)
-			return 0;
+			return VALOR_FAST_DONE;
 		/*
 		 * More bytes of the cell the newest entry is for, unchanged
 		 * (a byte-by-byte scan): what the out-of-line append would do.
 		 */
-		if (!vw_refined(w) && th->rlog_n &&
+		if (refined && !vw_refined(*w) && th->rlog_n &&
 		    th->rlog[th->rlog_n - 1].cell == cell &&
-		    th->rlog[th->rlog_n - 1].snapshot == w) {
+		    th->rlog[th->rlog_n - 1].snapshot == *w) {
 			th->rlog[th->rlog_n - 1].mask |= m;
 			*have |= m;
-			return 0;
+			return VALOR_FAST_DONE;
 		}
 	}
 	/* A refined cell is logged byte by byte, by the full path. */
-	if (vw_refined(w))
+	return vw_refined(*w) ? full : VALOR_FAST_LOG;
+}
+
+/*
+ * Do what valor_o_fast_check() asked for: the result valor_o_access()
+ * would return, or VALOR_FAST_MISS for the full path.
+ */
+static inline __attribute__((always_inline)) int
+valor_o_fast_act(struct valor_thread *th, enum valor_fast_action a,
+		 uintptr_t addr, size_t size, shadow_word *p, uint64_t w,
+		 uint64_t site)
+{
+	uint64_t off = addr & (CELL_SIZE - 1);
+	uint8_t m = (uint8_t)(((1U << size) - 1) << off);
+
+	switch (a) {
+	case VALOR_FAST_DONE:
+		return 0;
+	case VALOR_FAST_LOG:
+		return valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
+	case VALOR_FAST_WRITE:
+		return valor_o_write_cell(th, p, addr >> CELL_SHIFT, m, site);
+	default:
 		return VALOR_FAST_MISS;
-	return valor_o_log_read(th, cell, w, m, site);
+	}
+}
+
+/*
+ * The result valor_o_access() would return, or VALOR_FAST_MISS when the
+ * access needs the full path.
+ */
+static inline __attribute__((always_inline)) int
+valor_o_fast(struct valor_thread *th, shadow_word *_Atomic *top, uintptr_t addr,
+	     size_t size, bool is_write, uint64_t site)
+{
+	shadow_word *p = NULL;
+	uint64_t w = 0;
+	enum valor_fast_action a =
+		valor_o_fast_check(th, top, addr, size, is_write, true, &p, &w);
+
+	return valor_o_fast_act(th, a, addr, size, p, w, site);
 }
 
 #endif /* VALOR_CORE_VALOR_FAST_H */

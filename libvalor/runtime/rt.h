@@ -114,6 +114,13 @@ void rt_fast_path_init(struct valor_ctx *ctx);
  */
 extern __thread struct rt_thread *rt_cur
 	__attribute__((tls_model("initial-exec")));
+/*
+ * rt_cur->vt while the thread runs (NULL before it starts and once it
+ * finishes): the access fast path loads the engine thread from here,
+ * without waiting for rt_cur.
+ */
+extern __thread struct valor_thread *rt_cur_vt
+	__attribute__((tls_model("initial-exec")));
 
 /* Start the runtime if needed (idempotent, any thread, any time). */
 void rt_init(void);

@@ -27,6 +27,8 @@ extern void __libc_free(void *p);
 
 struct rt_global rt;
 __thread struct rt_thread *rt_cur __attribute__((tls_model("initial-exec")));
+__thread struct valor_thread *rt_cur_vt
+	__attribute__((tls_model("initial-exec")));
 /* Set on the thread running rt_init, so that what init calls passes. */
 static __thread bool rt_starting __attribute__((tls_model("initial-exec")));
 static int log_fd = 2;
@@ -328,6 +330,7 @@ void rt_thread_start(struct rt_thread *t)
 	pthread_attr_t attr;
 
 	rt_cur = t;
+	rt_cur_vt = t->vt;
 	t->busy++;
 	t->os_tid = (pid_t)syscall(SYS_gettid);
 	t->self = pthread_self();
@@ -349,6 +352,8 @@ void rt_thread_finish(struct rt_thread *t)
 	if (t->finished)
 		return;
 	t->busy++;
+	if (t == rt_cur)
+		rt_cur_vt = NULL;
 	if (t->vt) {
 		/*
 		 * glibc hands this stack (and the static TLS at its top) to

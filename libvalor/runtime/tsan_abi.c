@@ -32,25 +32,48 @@ void rt_fast_path_init(struct valor_ctx *ctx)
 }
 
 /*
+ * What the inline check could not finish: with the thread busy, since
+ * the engine may allocate or report.  Out of line, so that the check
+ * itself needs no stack frame.
+ */
+static __attribute__((noinline)) void
+on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
+	       enum valor_fast_action a, shadow_word *p, uint64_t w)
+{
+	struct rt_thread *t = rt_cur;
+	struct valor_thread *th = rt_cur_vt;
+
+	t->busy++;
+	/* The full path starts with the check again, cells kept per byte too. */
+	if (valor_o_fast_act(th, a, addr, size, p, w, site) == VALOR_FAST_MISS)
+		valor_access(th, addr, size, a == VALOR_FAST_FULL_WRITE, site);
+	t->busy--;
+}
+
+/*
  * Valor's common accesses are done here, inline (valor_fast.h): a write
  * the region owns already, a read the log holds already.  Only the rest
- * pays for the call into the engine.
+ * pays for a call.
  */
 static inline __attribute__((always_inline)) void
 on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 {
 	struct rt_thread *t = rt_cur;
-	struct valor_thread *th;
+	struct valor_thread *th = rt_cur_vt;
+	enum valor_fast_action a;
+	shadow_word *p = NULL;
+	uint64_t w = 0;
 
-	if (unlikely(!t || t->busy || !t->vt))
+	if (unlikely(!t || t->busy || !th))
 		return;
-	th = t->vt;
-	t->busy++;
-	if (!likely(th->valor_fast) ||
-	    valor_o_fast(th, rt_shadow_top, (uintptr_t)addr, size, is_write,
-			 site) == VALOR_FAST_MISS)
-		valor_access(th, (uintptr_t)addr, size, is_write, site);
-	t->busy--;
+	if (likely(th->valor_fast))
+		a = valor_o_fast_check(th, rt_shadow_top, (uintptr_t)addr, size,
+				       is_write, false, &p, &w);
+	else
+		a = is_write ? VALOR_FAST_FULL_WRITE : VALOR_FAST_FULL_READ;
+	if (likely(a == VALOR_FAST_DONE))
+		return;
+	on_access_slow((uintptr_t)addr, size, site, a, p, w);
 }
 
 /* A read followed by a write of the same bytes, as one call. */
