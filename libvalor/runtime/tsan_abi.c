@@ -50,6 +50,17 @@ on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 	t->busy--;
 }
 
+/* FastRCD and FastTrack: every access is the engine's. */
+static __attribute__((noinline)) void
+on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
+{
+	struct rt_thread *t = rt_cur;
+
+	t->busy++;
+	valor_access(rt_cur_vt, addr, size, is_write, site);
+	t->busy--;
+}
+
 /*
  * Valor's common accesses are done here, inline (valor_fast.h): a write
  * the region owns already, a read the log holds already.  Only the rest
@@ -66,11 +77,12 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 
 	if (unlikely(!t || t->busy || !th))
 		return;
-	if (likely(th->valor_fast))
-		a = valor_o_fast_check(th, rt_shadow_top, (uintptr_t)addr, size,
-				       is_write, false, &p, &w);
-	else
-		a = is_write ? VALOR_FAST_FULL_WRITE : VALOR_FAST_FULL_READ;
+	if (unlikely(!th->valor_fast)) {
+		on_access_full((uintptr_t)addr, size, is_write, site);
+		return;
+	}
+	a = valor_o_fast_check(th, rt_shadow_top, (uintptr_t)addr, size,
+			       is_write, false, &p, &w);
 	if (likely(a == VALOR_FAST_DONE))
 		return;
 	on_access_slow((uintptr_t)addr, size, site, a, p, w);
