@@ -478,8 +478,8 @@ static uint64_t reads_logged(struct valor_ctx *ctx)
 
 /*
  * Valor logs a read once per region: repeated reads of bytes the log
- * holds add nothing, other bytes of the cell do, and a region end starts
- * over.  The filter that decides this must keep a matrix column (one
+ * holds add nothing, whether the read spans cells or not, other bytes
+ * of the cell do, and a region end starts over.  The filter that decides this must keep a matrix column (one
  * cell every KiB) and a long sweep, not only the last few cells.
  */
 TEST(read_log_holds_a_read_once_per_region)
@@ -502,6 +502,11 @@ TEST(read_log_holds_a_read_once_per_region)
 	EXPECT_EQ(0, valor_region_end(t1));
 	valor_access(t1, X, 8, false, 6);
 	EXPECT_EQ(n + 3, reads_logged(ctx));
+	/* A value across two cells (a complex double, a struct copy). */
+	for (int i = 0; i < 3; i++)
+		valor_access(t1, X + 16, 16, false, 10);
+	valor_access(t1, X + 20, 8, false, 11);
+	EXPECT_EQ(n + 5, reads_logged(ctx));
 
 	n = reads_logged(ctx);
 	for (int pass = 0; pass < 3; pass++)
