@@ -94,13 +94,43 @@ struct slot {
 	_Atomic uint64_t wlog_head;
 };
 
-/* One entry of a Valor read log: a cell, the bytes read, the state seen. */
+/*
+ * One entry of a Valor read log: a cell, the bytes read, the state seen.
+ * An entry also stands for whole cells of its group (RLOG_GROUP_CELLS
+ * aligned cells, 512 bytes of memory) that the same site read at the
+ * same cell word: a sweep over an array is one entry per group and
+ * site instead of one per cell.
+ */
 struct rlog_entry {
-	uint64_t cell; /* cell index */
 	uint64_t snapshot; /* cell word (or byte word) when read */
 	uint64_t site;
-	uint8_t mask; /* bytes of the cell read */
+	uint64_t cell : 56; /* cell index */
+	uint64_t mask : 8; /* bytes of the cell read */
+	uint64_t more; /* bit k: all of cell (group start + k) read, too */
 };
+
+#define RLOG_GROUP_SHIFT 6
+#define RLOG_GROUP_CELLS (1U << RLOG_GROUP_SHIFT)
+
+static inline uint64_t rlog_group(uint64_t cell)
+{
+	return cell >> RLOG_GROUP_SHIFT;
+}
+
+/*
+ * Where to find the entry a whole-cell read can join: direct mapped by
+ * (group, site), an entry index + 1, checked before use (a stale or
+ * colliding slot just costs a new entry).
+ */
+#define RGROUP_SLOTS 4096U
+
+static inline uint32_t rgroup_slot(uint64_t group, uint64_t site)
+{
+	return (uint32_t)(((group * 0x9e3779b97f4a7c15ULL) ^
+			   (site * 0xc2b2ae3d27d4eb4fULL)) >>
+			  52) &
+	       (RGROUP_SLOTS - 1);
+}
 
 /*
  * Valor's read filter: which bytes of a cell the read log holds already,
@@ -120,15 +150,16 @@ struct rlog_entry {
 #define RFILTER_GEN_MAX ((1U << (64 - RFILTER_GEN_SHIFT)) - 1)
 
 /*
- * Which cells may have entries in the read log, one bit per cell modulo
- * RBLOOM_BITS, set on append and cleared when the log empties: a free
- * of memory the thread has not read since skips the walk of its log.
+ * Which groups of cells may have entries in the read log, one bit per
+ * group modulo RBLOOM_BITS, set on append and cleared when the log
+ * empties: a free of memory the thread has not read since skips the
+ * walk of its log.
  */
 #define RBLOOM_BITS 16384U
 
 /*
  * A free must look at the log's entries for the freed cells.  Past
- * RINDEX_MIN entries it finds them through a hash index (cell -> chain
+ * RINDEX_MIN entries it finds them through a hash index (group -> chain
  * of entry indexes) instead of walking the whole log at every free (a
  * program freeing its nodes after reading them all).  The index is
  * built lazily, only when a free needs it, and extended by the entries
@@ -181,7 +212,8 @@ struct valor_thread {
 	bool valor_fast; /* valor_fast.h applies: Valor-O, not exited */
 	shadow_word *_Atomic *shadow_top; /* ctx->shadow.top */
 	uint32_t rgen;
-	uint64_t *rbloom; /* RBLOOM_BITS: cells that may be in the log */
+	uint64_t *rbloom; /* RBLOOM_BITS: groups that may be in the log */
+	uint32_t *rgroup; /* RGROUP_SLOTS: entries whole-cell reads can join */
 	/* Entries [0, rindex_n) of the log by cell, for frees (RINDEX_MIN). */
 	uint32_t *rindex_head; /* rindex_buckets chains: entry index + 1 */
 	uint32_t *rindex_next; /* per entry: next index + 1 in its chain */

@@ -585,10 +585,81 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 				shadow_load(&th->ctx->shadow, e->cell));
 }
 
+/* Entry @e's whole cell @cell (a bit of e->more), as an entry of its own. */
+static struct rlog_entry more_cell(const struct rlog_entry *e, uint64_t cell,
+				   uint8_t mask)
+{
+	struct rlog_entry one = {
+		.snapshot = e->snapshot,
+		.site = e->site,
+		.cell = cell,
+		.mask = mask,
+	};
+
+	return one;
+}
+
+/*
+ * A validation that keeps the log found part of a grouped cell written:
+ * the rest becomes an entry of its own, or, with no room for one, the
+ * cell stays in the group (its written bytes may then be reported again
+ * at the next validation, never missed).
+ */
+#define VALIDATE_SPLITS 16
+
+/*
+ * Validate entry @e against the leaf of its group (NULL: none): report
+ * what was written since, drop it from @e.  The rest of a cell partly
+ * reported goes to @split when @keep (the log is kept) and there is
+ * room for it there.
+ */
+static void validate_entry(struct valor_thread *th, struct rlog_entry *e,
+			   shadow_word *leaf, bool keep,
+			   struct rlog_entry *split, unsigned *nsplit)
+{
+	uint64_t w = 0, base = e->cell & ~(uint64_t)(RLOG_GROUP_CELLS - 1);
+
+	if (e->mask) {
+		if (leaf)
+			w = atomic_load_explicit(
+				&leaf[e->cell & (SHADOW_LEAF_WORDS - 1)],
+				memory_order_acquire);
+		/* Each read is reported once. */
+		if (w != e->snapshot)
+			e->mask &= ~check_entry_word(th, e, e->mask, w);
+	}
+	for (uint64_t bits = e->more; bits; bits &= bits - 1) {
+		unsigned k = __builtin_ctzll(bits);
+		uint64_t cell = base + k;
+		struct rlog_entry one;
+		uint8_t bad;
+
+		w = leaf ? atomic_load_explicit(
+				   &leaf[cell & (SHADOW_LEAF_WORDS - 1)],
+				   memory_order_acquire) :
+			   0;
+		if (w == e->snapshot)
+			continue;
+		one = more_cell(e, cell, 0xff);
+		bad = check_entry_word(th, &one, 0xff, w);
+		if (!bad)
+			continue;
+		if (bad != 0xff && keep) {
+			if (*nsplit == VALIDATE_SPLITS ||
+			    th->rlog_n + VALIDATE_SPLITS > th->rlog_cap)
+				continue;
+			split[(*nsplit)++] = more_cell(e, cell, (uint8_t)~bad);
+		}
+		e->more &= ~(1ULL << k);
+	}
+}
+
 void valor_o_validate(struct valor_thread *th, bool reset)
 {
+	struct rlog_entry split[VALIDATE_SPLITS];
 	uint64_t leaf_index = UINT64_MAX;
 	shadow_word *leaf = NULL;
+	unsigned nsplit = 0;
 	uint32_t kept = 0;
 
 	rfilter_invalidate(th);
@@ -596,7 +667,7 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	th->st.validations++;
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
 		struct rlog_entry e = th->rlog[i];
-		uint64_t ti = e.cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT), w = 0;
+		uint64_t ti = e.cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
 
 		/* Logs run along arrays: one leaf lookup per run. */
 		if (ti != leaf_index) {
@@ -604,16 +675,13 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 			leaf = atomic_load_explicit(&th->ctx->shadow.top[ti],
 						    memory_order_acquire);
 		}
-		if (leaf)
-			w = atomic_load_explicit(
-				&leaf[e.cell & (SHADOW_LEAF_WORDS - 1)],
-				memory_order_acquire);
-		/* Each read is reported once. */
-		if (w != e.snapshot)
-			e.mask &= ~check_entry_word(th, &e, e.mask, w);
-		if (!reset && e.mask)
+		validate_entry(th, &e, leaf, !reset, split, &nsplit);
+		if (!reset && (e.mask || e.more))
 			th->rlog[kept++] = e;
 	}
+	/* Room: kept <= rlog_n and rlog_n + VALIDATE_SPLITS <= rlog_cap. */
+	for (unsigned i = 0; i < nsplit; i++)
+		th->rlog[kept++] = split[i];
 	/* An empty log at a region end (a lock held briefly) costs nothing. */
 	if (!kept && th->rlog_n)
 		memset(th->rbloom, 0, RBLOOM_BITS / 8);
@@ -626,11 +694,13 @@ static bool rlog_may_hold(const struct valor_thread *th, uint64_t first,
 {
 	if (!th->rlog_n)
 		return false;
+	first = rlog_group(first);
+	last = rlog_group(last);
 	if (last - first >= RBLOOM_BITS)
 		return true;
-	for (uint64_t c = first; c <= last; c++)
-		if (th->rbloom[(c / 64) % (RBLOOM_BITS / 64)] &
-		    (1ULL << (c % 64)))
+	for (uint64_t g = first; g <= last; g++)
+		if (th->rbloom[(g / 64) % (RBLOOM_BITS / 64)] &
+		    (1ULL << (g % 64)))
 			return true;
 	return false;
 }
@@ -882,27 +952,55 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 	}
 }
 
-/* Check entry @e's bytes in [addr, addr + size) one last time, drop them. */
+/*
+ * Check entry @e's bytes in [addr, addr + size) one last time, drop them.
+ * A grouped cell partly in the range leaves the rest as an entry of its
+ * own, appended: rlog_forget() made room for the two a range can cut.
+ */
+static uint8_t forget_mask(uint64_t cell, uint64_t addr, uint64_t size)
+{
+	if (cell < addr >> CELL_SHIFT || cell > (addr + size - 1) >> CELL_SHIFT)
+		return 0;
+	return cell_range_mask(cell, addr, size);
+}
+
 static void forget_entry(struct valor_thread *th, struct rlog_entry *e,
 			 uint64_t addr, uint64_t size)
 {
-	uint64_t lo = e->cell << CELL_SHIFT;
-	uint64_t from = addr > lo ? addr - lo : 0;
-	uint64_t to = addr + size - lo;
-	uint8_t m;
+	uint64_t base = e->cell & ~(uint64_t)(RLOG_GROUP_CELLS - 1);
+	uint8_t m = e->mask & forget_mask(e->cell, addr, size);
 
-	if (to > CELL_SIZE)
-		to = CELL_SIZE;
-	m = e->mask & cell_mask(from, to);
-	if (!m)
-		return;
-	check_entry(th, e, m);
-	e->mask &= ~m;
+	if (m) {
+		check_entry(th, e, m);
+		e->mask &= ~m;
+	}
+	for (uint64_t bits = e->more; bits; bits &= bits - 1) {
+		unsigned k = __builtin_ctzll(bits);
+		uint64_t cell = base + k;
+		struct rlog_entry one;
+
+		m = forget_mask(cell, addr, size);
+		if (!m)
+			continue;
+		one = more_cell(e, cell, 0xff);
+		e->more &= ~(1ULL << k);
+		if (m != 0xff && th->rlog_n < th->rlog_cap) {
+			check_entry(th, &one, m);
+			one.mask = (uint8_t)~m;
+			th->rlog[th->rlog_n++] = one;
+			continue;
+		}
+		/*
+		 * No room for the rest (the log is at its limit and holds the
+		 * cell twice): check it all now and let it go.
+		 */
+		check_entry(th, &one, 0xff);
+	}
 }
 
-static uint32_t rindex_bucket(const struct valor_thread *th, uint64_t cell)
+static uint32_t rindex_bucket(const struct valor_thread *th, uint64_t group)
 {
-	return (uint32_t)((cell * 0x9e3779b97f4a7c15ULL) >> 32) &
+	return (uint32_t)((group * 0x9e3779b97f4a7c15ULL) >> 32) &
 	       (th->rindex_buckets - 1);
 }
 
@@ -943,8 +1041,8 @@ static bool rindex_sync(struct valor_thread *th)
 		th->rindex_next_cap = th->rlog_cap;
 	}
 	for (uint32_t i = th->rindex_n; i < th->rlog_n; i++) {
-		uint32_t *head =
-			&th->rindex_head[rindex_bucket(th, th->rlog[i].cell)];
+		uint32_t *head = &th->rindex_head[rindex_bucket(
+			th, rlog_group(th->rlog[i].cell))];
 
 		th->rindex_next[i] = *head;
 		*head = i + 1;
@@ -961,34 +1059,51 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 {
 	uint64_t first = addr >> CELL_SHIFT,
 		 last = (addr + size - 1) >> CELL_SHIFT;
-	uint32_t kept = 0;
+	uint32_t kept = 0, n;
 
 	if (!rlog_may_hold(th, first, last))
 		return;
 	rfilter_invalidate(th);
+	/*
+	 * Cutting grouped cells at both ends of the range takes two more
+	 * entries; with no room for them, the region splits here (as when
+	 * the log fills) and nothing is left to forget.
+	 */
+	if (th->rlog_n + 2 > th->rlog_cap &&
+	    (!rlog_grow(th) || th->rlog_n + 2 > th->rlog_cap)) {
+		th->st.read_log_overflows++;
+		valor_o_validate(th, true);
+		return;
+	}
 	/* A block larger than the log is cheaper to find by walking it. */
 	if (th->rlog_n >= RINDEX_MIN && last - first < th->rlog_n &&
 	    rindex_sync(th)) {
-		for (uint64_t c = first; c <= last; c++) {
-			if (!(th->rbloom[(c / 64) % (RBLOOM_BITS / 64)] &
-			      (1ULL << (c % 64))))
+		for (uint64_t g = rlog_group(first); g <= rlog_group(last);
+		     g++) {
+			if (!(th->rbloom[(g / 64) % (RBLOOM_BITS / 64)] &
+			      (1ULL << (g % 64))))
 				continue;
-			for (uint32_t i = th->rindex_head[rindex_bucket(th, c)];
+			for (uint32_t i = th->rindex_head[rindex_bucket(th, g)];
 			     i; i = th->rindex_next[i - 1])
-				if (th->rlog[i - 1].cell == c)
+				if (rlog_group(th->rlog[i - 1].cell) == g)
 					forget_entry(th, &th->rlog[i - 1], addr,
 						     size);
 		}
 		return;
 	}
-	for (uint32_t i = 0; i < th->rlog_n; i++) {
+	n = th->rlog_n;
+	for (uint32_t i = 0; i < n; i++) {
 		struct rlog_entry e = th->rlog[i];
 
-		if (e.cell >= first && e.cell <= last)
+		if (rlog_group(e.cell) >= rlog_group(first) &&
+		    rlog_group(e.cell) <= rlog_group(last))
 			forget_entry(th, &e, addr, size);
-		if (e.mask)
+		if (e.mask || e.more)
 			th->rlog[kept++] = e;
 	}
+	/* Cut-off cells forget_entry() appended. */
+	for (uint32_t i = n; i < th->rlog_n; i++)
+		th->rlog[kept++] = th->rlog[i];
 	th->rlog_n = kept;
 	th->rlog_shape++;
 }
@@ -1103,7 +1218,8 @@ int valor_o_thread_init(struct valor_thread *th)
 			       RLOG_FIRST_ENTRIES;
 	th->rlog = eng_malloc((size_t)th->rlog_cap * sizeof(*th->rlog));
 	th->rbloom = eng_calloc(RBLOOM_BITS / 64, sizeof(*th->rbloom));
-	if (!th->rlog || !th->rbloom) {
+	th->rgroup = eng_calloc(RGROUP_SLOTS, sizeof(*th->rgroup));
+	if (!th->rlog || !th->rbloom || !th->rgroup) {
 		valor_o_thread_fini(th);
 		return -ENOMEM;
 	}
@@ -1118,6 +1234,7 @@ void valor_o_thread_fini(struct valor_thread *th)
 	th->valor_fast = false;
 	eng_free(th->rlog);
 	eng_free(th->rbloom);
+	eng_free(th->rgroup);
 	eng_free(th->rindex_head);
 	eng_free(th->rindex_next);
 	th->rindex_head = th->rindex_next = NULL;
@@ -1125,5 +1242,6 @@ void valor_o_thread_fini(struct valor_thread *th)
 	th->rindex_head_cap = th->rindex_next_cap = 0;
 	th->rlog = NULL;
 	th->rbloom = NULL;
+	th->rgroup = NULL;
 	th->rlog_n = 0;
 }

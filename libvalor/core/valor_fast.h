@@ -35,6 +35,8 @@ static inline __attribute__((always_inline)) void
 rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	    uint64_t site)
 {
+	uint64_t group = rlog_group(cell);
+	uint32_t *slot = &th->rgroup[rgroup_slot(group, site)];
 	struct rlog_entry *e;
 
 	if (th->rlog_n) {
@@ -44,15 +46,30 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 			return;
 		}
 	}
+	/* A whole cell read where the same site read its group before. */
+	if (m == 0xff && *slot && *slot <= th->rlog_n) {
+		e = &th->rlog[*slot - 1];
+		if (rlog_group(e->cell) == group && e->snapshot == snap &&
+		    e->site == site) {
+			if (e->cell == cell)
+				e->mask = 0xff;
+			else
+				e->more |= 1ULL
+					   << (cell & (RLOG_GROUP_CELLS - 1));
+			return;
+		}
+	}
 	if (unlikely(th->rlog_n == th->rlog_cap))
 		rlog_make_room(th);
-	th->rbloom[(cell / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (cell % 64);
+	th->rbloom[(group / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (group % 64);
 	th->st.reads_logged++;
 	e = &th->rlog[th->rlog_n++];
 	e->cell = cell;
 	e->snapshot = snap;
 	e->site = site;
 	e->mask = m;
+	e->more = 0;
+	*slot = th->rlog_n;
 }
 
 /*

@@ -157,7 +157,15 @@ static size_t engine_keys(const struct config *cfg,
 				k.who = tc->first_tid;
 				k.tag = oracle_region_of(o, tc->first_event);
 			} else {
-				k.who = tc->second_event;
+				/*
+				 * The later access of an eager conflict is the
+				 * event it was reported at; Valor's traces
+				 * share read sites (share_read_sites()), so
+				 * its site need not name that event.
+				 */
+				k.who = cfg->analysis == VALOR_ANALYSIS_VALOR ?
+						tc->reported_at :
+						tc->second_event;
 				k.tag = ORACLE_TAG_EVENT;
 			}
 			oracle_keys_push(v, &n, &cap, &k);
@@ -422,6 +430,36 @@ static uint64_t config_seed(const struct config *cfg, uint64_t base)
 		       0x9e3779b97f4a7c15ULL);
 }
 
+/*
+ * Valor keeps one read-log entry for the cells of a group that one site
+ * read whole at one cell word, as a loop reads an array.  Traces give
+ * every access its own site, so for Valor about half of each thread's
+ * reads take the site of an earlier read of the same thread in the same
+ * region instead: a report naming that site still names a read of the
+ * region that conflicts, which is all the checks below ask of Valor.
+ * Any other event of the thread may end its region: the chain restarts.
+ */
+static void share_read_sites(struct valor_event *ev, size_t n, uint64_t seed)
+{
+	uint64_t chain[64] = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t t = ev[i].tid % 64;
+		uint64_t h = (seed + i) * 0x9e3779b97f4a7c15ULL;
+
+		if (ev[i].kind != VALOR_EV_ACCESS) {
+			chain[t] = 0;
+			continue;
+		}
+		if (ev[i].flags & VALOR_EVF_WRITE)
+			continue;
+		if (chain[t] && (h >> 63))
+			ev[i].ip = chain[t];
+		else
+			chain[t] = ev[i].ip = i + 1;
+	}
+}
+
 static void run_config(struct __test_metadata *_metadata,
 		       const struct config *cfg)
 {
@@ -442,7 +480,11 @@ static void run_config(struct __test_metadata *_metadata,
 		uint64_t seed = tracegen_seed(config_seed(cfg, base), i);
 		struct valor_params p = params_of(cfg, i);
 		size_t n = tracegen_make(seed, ev, NULL);
-		enum outcome res = compare(cfg, &p, ev, n, false, &cov);
+		enum outcome res;
+
+		if (cfg->analysis == VALOR_ANALYSIS_VALOR)
+			share_read_sites(ev, n, seed);
+		res = compare(cfg, &p, ev, n, false, &cov);
 
 		cov.traces++;
 		if (res == MATCH)
