@@ -222,6 +222,10 @@ struct valor_thread {
 	uint32_t rlog_n;
 	uint32_t rlog_cap; /* grows up to p.read_log_entries */
 	uint64_t region_start; /* first write-log index of this region */
+	/* Cells the region owns whose write-log entries it overwrote. */
+	uint64_t *wspill;
+	uint32_t wspill_n, wspill_cap;
+	bool wspill_scattered; /* the last spill hardly ran: split instead */
 	bool ordered; /* ordering-rule validation done this region */
 
 	/* FastTrack: this thread's vector clock (own entry == clock). */

@@ -726,6 +726,118 @@ static void release_cell(struct valor_thread *th, shadow_word *p)
 	}
 }
 
+/*
+ * The region's write set fills the ring: its oldest half makes room, and
+ * the cells, which the region still owns, move to the spill list that
+ * region end releases too.  Their entries' sites are lost (a report about
+ * one of those writes names the writing thread only).  The list holds
+ * runs: a spilled word is a cell, a step of 1 or 2 cells and a count, so
+ * that a sweep (or a red-black sweep) over an array spills a few words.
+ * Past WSPILL_MAX words, or without memory, the region ends early
+ * instead (the paper's "conceptual split"): validate, give up ownership,
+ * start a new region.
+ */
+#define WSPILL_MAX (1U << 16)
+#define WSPILL_CELL_BITS 45 /* SHADOW_ADDR_BITS - CELL_SHIFT */
+#define WSPILL_STEP2 (1ULL << WSPILL_CELL_BITS)
+#define WSPILL_COUNT_SHIFT (WSPILL_CELL_BITS + 1)
+#define WSPILL_COUNT_MAX ((1ULL << (64 - WSPILL_COUNT_SHIFT)) - 1)
+
+_Static_assert(WSPILL_CELL_BITS == SHADOW_ADDR_BITS - CELL_SHIFT,
+	       "a spilled word holds any cell");
+
+static uint64_t wspill_cell(uint64_t v)
+{
+	return v & (WSPILL_STEP2 - 1);
+}
+
+static uint64_t wspill_step(uint64_t v)
+{
+	return v & WSPILL_STEP2 ? 2 : 1;
+}
+
+/* Cells after the first in the run of spilled word @v. */
+static uint64_t wspill_more(uint64_t v)
+{
+	return v >> WSPILL_COUNT_SHIFT;
+}
+
+/* Add @cell to the spill list; false without room. */
+static bool wspill_add(struct valor_thread *th, uint64_t cell)
+{
+	if (th->wspill_n) {
+		uint64_t *v = &th->wspill[th->wspill_n - 1];
+		uint64_t first = wspill_cell(*v), more = wspill_more(*v);
+
+		/* Entries of one cell in a row (bytes written one by one). */
+		if (cell == first + more * wspill_step(*v))
+			return true;
+
+		if (more < WSPILL_COUNT_MAX) {
+			if (!more && (cell == first + 1 || cell == first + 2)) {
+				*v |= (cell == first + 2 ? WSPILL_STEP2 : 0) |
+				      1ULL << WSPILL_COUNT_SHIFT;
+				return true;
+			}
+			if (more &&
+			    cell == first + (more + 1) * wspill_step(*v)) {
+				*v += 1ULL << WSPILL_COUNT_SHIFT;
+				return true;
+			}
+		}
+	}
+	if (th->wspill_n == th->wspill_cap) {
+		uint32_t cap = th->wspill_cap ? 2 * th->wspill_cap : 1024;
+		uint64_t *v = cap <= WSPILL_MAX ?
+				      eng_realloc(th->wspill,
+						  (size_t)cap * sizeof(*v)) :
+				      NULL;
+
+		if (!v)
+			return false;
+		th->wspill = v;
+		th->wspill_cap = cap;
+	}
+	th->wspill[th->wspill_n++] = cell;
+	return true;
+}
+
+static __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+	uint64_t half = ctx->wlog_cap / 2 ? ctx->wlog_cap / 2 : 1;
+	uint32_t words = th->wspill_n;
+
+	th->st.write_log_overflows++;
+	/*
+	 * A region that writes scattered cells (an FFT's butterflies, a
+	 * radix sort's scatter) would spill a word per cell and release
+	 * them at its end long after they left the cache: it splits, as
+	 * it did before there was a spill list.
+	 */
+	if (th->wspill_scattered) {
+		thread_region_boundary(th);
+		return;
+	}
+	for (uint64_t i = 0; i < half; i++) {
+		struct wlog_entry *e =
+			&s->wlog[th->region_start & (ctx->wlog_cap - 1)];
+		uint64_t first =
+			atomic_load_explicit(&e->cell, memory_order_relaxed);
+
+		if (first &&
+		    !(atomic_load_explicit(&e->what, memory_order_relaxed) &
+		      WLOG_FREE) &&
+		    !wspill_add(th, first - 1)) {
+			thread_region_boundary(th);
+			return;
+		}
+		th->region_start++;
+	}
+	th->wspill_scattered = th->wspill_n - words > (half + 7) / 8;
+}
+
 /* Give up ownership of every cell this region wrote. */
 static void release_write_set(struct valor_thread *th)
 {
@@ -751,6 +863,19 @@ static void release_write_set(struct valor_thread *th)
 		release_cell(th, p);
 	}
 	th->region_start = head;
+	for (uint32_t i = 0; i < th->wspill_n; i++) {
+		uint64_t v = th->wspill[i], cell = wspill_cell(v);
+
+		for (uint64_t k = 0; k <= wspill_more(v);
+		     k++, cell += wspill_step(v)) {
+			shadow_word *p = shadow_peek(&ctx->shadow, cell);
+
+			if (p)
+				release_cell(th, p);
+		}
+	}
+	th->wspill_n = 0;
+	th->wspill_scattered = false;
 }
 
 void valor_o_region_end(struct valor_thread *th)
@@ -762,11 +887,7 @@ void valor_o_region_end(struct valor_thread *th)
 
 static inline struct wlog_entry *wlog_next(struct valor_thread *th);
 
-/*
- * A full write set ends the region early (the paper's "conceptual
- * split"): validate, give up ownership, start a new region.  Called
- * before a write changes a cell, so the write lands in the new region.
- */
+/* Called before a write changes a cell: a full ring spills half. */
 static inline __attribute__((always_inline)) void
 wlog_make_room(struct valor_thread *th)
 {
@@ -774,10 +895,8 @@ wlog_make_room(struct valor_thread *th)
 	uint64_t head = atomic_load_explicit(&ctx->slots[th->slot].wlog_head,
 					     memory_order_relaxed);
 
-	if (unlikely(head - th->region_start >= ctx->wlog_cap)) {
-		th->st.write_log_overflows++;
-		thread_region_boundary(th);
-	}
+	if (unlikely(head - th->region_start >= ctx->wlog_cap))
+		wlog_spill(th);
 }
 
 static inline __attribute__((always_inline)) void
@@ -1235,6 +1354,9 @@ void valor_o_thread_fini(struct valor_thread *th)
 	eng_free(th->rlog);
 	eng_free(th->rbloom);
 	eng_free(th->rgroup);
+	eng_free(th->wspill);
+	th->wspill = NULL;
+	th->wspill_n = th->wspill_cap = 0;
 	eng_free(th->rindex_head);
 	eng_free(th->rindex_next);
 	th->rindex_head = th->rindex_next = NULL;

@@ -725,14 +725,18 @@ TEST(stats_counters_move_as_documented)
 	valor_ctx_stats(ctx, &st);
 	EXPECT_EQ(st0.read_log_overflows + 2, st.read_log_overflows);
 
-	/* Ten distinct cells written in one region: the write set, twice. */
+	/*
+	 * Ten cells in a row written in one region: the 4-entry write set
+	 * spills half of itself three times, and the region goes on.
+	 */
 	EXPECT_EQ(0, valor_region_end(t1));
 	valor_ctx_stats(ctx, &st0);
 	for (int i = 0; i < 10; i++)
-		valor_access(t1, CELL(40 + i), 8, true, 5);
+		valor_access(t1, 0x300000 + 8 * i, 8, true, 5);
 	valor_ctx_stats(ctx, &st);
-	EXPECT_EQ(st0.write_log_overflows + 2, st.write_log_overflows);
+	EXPECT_EQ(st0.write_log_overflows + 3, st.write_log_overflows);
 	EXPECT_EQ(st0.version_bumps + 10, st.version_bumps);
+	EXPECT_EQ(st0.regions, st.regions);
 
 	/* Two threads writing different bytes of one cell split it. */
 	EXPECT_EQ(0, valor_region_end(t1));
@@ -767,6 +771,55 @@ TEST(stats_counters_move_as_documented)
 	EXPECT_LE(st0.write_log_overflows, st.write_log_overflows);
 	EXPECT_LE(st0.cells_refined, st.cells_refined);
 	EXPECT_EQ(st0.conflicts, st.conflicts);
+	valor_ctx_free(ctx);
+}
+
+/*
+ * A region that writes more cells in a row than its write set holds
+ * keeps owning them all: another thread's write of the first one is a
+ * write-write conflict, and after the region ends it is not.  Scattered
+ * cells split the region instead, one spill later.
+ */
+TEST(full_write_set_keeps_the_region_owning_its_cells)
+{
+	struct valor_params p = { .write_log_entries = 4 };
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(VALOR, &s, &p);
+	struct valor_thread *t1, *t2;
+	struct valor_stats st;
+
+	ASSERT_NE(NULL, ctx);
+	t1 = valor_thread_create(ctx, NULL);
+	t2 = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	for (int i = 0; i < 10; i++)
+		valor_access(t1, X + 8 * i, 8, true, 1 + i);
+	/* Owned, so not written again. */
+	valor_access(t1, X, 8, true, 20);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(10, st.version_bumps);
+	EXPECT_EQ(0, st.regions);
+
+	EXPECT_EQ(1, valor_access(t2, X, 8, true, 21));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
+	EXPECT_EQ(0, valor_region_end(t2));
+	EXPECT_EQ(0, valor_region_end(t1));
+	EXPECT_EQ(0, valor_access(t2, X + 8, 8, true, 22));
+	EXPECT_EQ(0, valor_access(t2, X + 72, 8, true, 23));
+	EXPECT_EQ(0, valor_region_end(t2));
+
+	/* Every other 64 bytes: no run to spill into, so the region splits. */
+	valor_ctx_stats(ctx, &st);
+	for (int i = 0; i < 10; i++)
+		valor_access(t1, CELL(100 + 2 * i), 8, true, 30 + i);
+	{
+		struct valor_stats after;
+
+		valor_ctx_stats(ctx, &after);
+		EXPECT_LT(st.regions, after.regions);
+	}
 	valor_ctx_free(ctx);
 }
 

@@ -101,7 +101,8 @@ typedef void (*valor_conflict_fn)(void *arg, const struct valor_conflict *c);
  *                     the log is validated and reset, which splits the
  *                     region for read-write detection (default 65536)
  * @write_log_entries: Valor write-set capacity per thread; when a region
- *                     writes more distinct cells the region is split
+ *                     writes more distinct cells, cells in runs spill to
+ *                     a list and scattered ones split the region
  *                     (default 16384)
  * @max_threads:       live threads at once, at most VALOR_MAX_THREADS
  *                     (default VALOR_MAX_THREADS); slots of exited threads
@@ -138,7 +139,7 @@ struct valor_stats {
 	uint64_t regions;
 	uint64_t version_bumps; /* Valor: region-first writes to a cell */
 	uint64_t read_log_overflows;
-	uint64_t write_log_overflows;
+	uint64_t write_log_overflows; /* Valor: full write sets (spill or split) */
 	uint64_t validations;
 	uint64_t reads_logged; /* Valor: read-log entries appended */
 	uint64_t cells_refined; /* cells split into per-byte metadata */
