@@ -142,7 +142,7 @@ static inline uint32_t rgroup_slot(uint64_t group, uint64_t site)
  */
 #define RFILTER_CHUNK_SHIFT 7
 #define RFILTER_CHUNK_CELLS (1U << RFILTER_CHUNK_SHIFT)
-#define RFILTER_ENTRIES 2048U
+#define RFILTER_ENTRIES 8192U
 /* tag = chunk | rgen << RFILTER_GEN_SHIFT; chunks of 48-bit addresses */
 #define RFILTER_GEN_SHIFT (SHADOW_ADDR_BITS - CELL_SHIFT - RFILTER_CHUNK_SHIFT)
 #define RFILTER_GEN_MAX ((1U << (64 - RFILTER_GEN_SHIFT)) - 1)
