@@ -468,19 +468,25 @@ TEST(shadow_version_counts_region_first_writes)
 	valor_ctx_free(ctx);
 }
 
-static uint64_t reads_logged(struct valor_ctx *ctx)
+static struct valor_stats stats_of(struct valor_ctx *ctx)
 {
 	struct valor_stats st;
 
 	valor_ctx_stats(ctx, &st);
-	return st.reads_logged;
+	return st;
+}
+
+static uint64_t reads_logged(struct valor_ctx *ctx)
+{
+	return stats_of(ctx).reads_logged;
 }
 
 /*
  * Valor logs a read once per region: repeated reads of bytes the log
  * holds add nothing, whether the read spans cells or not, other bytes
- * of the cell do, and a region end starts over.  The filter that decides this must keep a matrix column (one
- * cell every KiB) and a long sweep, not only the last few cells.
+ * of the cell do, and a region end starts over.  The filter that
+ * decides this must keep a matrix column (one cell every KiB) and a
+ * long sweep, not only the last few cells.
  */
 TEST(read_log_holds_a_read_once_per_region)
 {
@@ -567,10 +573,7 @@ TEST(read_log_holds_a_read_of_a_split_cell_once_per_region)
 
 static uint64_t cells_refined(struct valor_ctx *ctx)
 {
-	struct valor_stats st;
-
-	valor_ctx_stats(ctx, &st);
-	return st.cells_refined;
+	return stats_of(ctx).cells_refined;
 }
 
 /*
