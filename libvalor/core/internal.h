@@ -96,21 +96,67 @@ struct slot {
 
 /*
  * One entry of a Valor read log: a cell, the bytes read, the state seen.
- * An entry also stands for whole cells of its group (RLOG_GROUP_CELLS
- * aligned cells, 512 bytes of memory) that the same site read at the
- * same cell word: a sweep over an array is one entry per group and
- * site instead of one per cell.
+ * An entry also stands for cells of its group (RLOG_GROUP_CELLS aligned
+ * cells, 512 bytes of memory) whose halves or whole the same site read
+ * at the same cell word: a sweep over an array of 8- or 4-byte values
+ * is one entry per group and site instead of one per cell or value.
  */
 struct rlog_entry {
 	uint64_t snapshot; /* cell word (or byte word) when read */
 	uint64_t site;
 	uint64_t cell : 56; /* cell index */
 	uint64_t mask : 8; /* bytes of the cell read */
-	uint64_t more; /* bit k: all of cell (group start + k) read, too */
+	/* bits 2k, 2k + 1: bytes 0-3, 4-7 of cell (group start + k) read */
+	uint64_t more[2];
 };
 
 #define RLOG_GROUP_SHIFT 6
 #define RLOG_GROUP_CELLS (1U << RLOG_GROUP_SHIFT)
+
+/* The bytes of a read a group entry can take: whole halves. */
+static inline bool rlog_halves(uint8_t m)
+{
+	return m == 0xff || m == 0x0f || m == 0xf0;
+}
+
+/* Add halves @m (rlog_halves()) of the group's cell @k to @e. */
+static inline void rlog_more_add(struct rlog_entry *e, unsigned k, uint8_t m)
+{
+	uint64_t b = (m & 0x0f ? 1 : 0) | (m & 0xf0 ? 2 : 0);
+
+	e->more[k / 32] |= b << (2 * (k % 32));
+}
+
+/* The bytes of the group's cell @k that @e says were read. */
+static inline uint8_t rlog_more_mask(const struct rlog_entry *e, unsigned k)
+{
+	uint64_t b = e->more[k / 32] >> (2 * (k % 32));
+
+	return (uint8_t)((b & 1 ? 0x0f : 0) | (b & 2 ? 0xf0 : 0));
+}
+
+static inline void rlog_more_clear(struct rlog_entry *e, unsigned k)
+{
+	e->more[k / 32] &= ~(3ULL << (2 * (k % 32)));
+}
+
+static inline bool rlog_entry_empty(const struct rlog_entry *e)
+{
+	return !e->mask && !e->more[0] && !e->more[1];
+}
+
+/* One bit (the lower) per cell that bits 2k, 2k + 1 of @more name. */
+static inline uint64_t rlog_more_cells(uint64_t more)
+{
+	return (more | more >> 1) & 0x5555555555555555ULL;
+}
+
+/* Each cell of @e's group it holds halves of: k, the group's cell. */
+#define for_each_more_cell(e, k)                                            \
+	for (unsigned __w = 0; __w < 2; __w++)                              \
+		for (uint64_t __b = rlog_more_cells((e)->more[__w]);        \
+		     __b && ((k) = __w * 32 + __builtin_ctzll(__b) / 2, 1); \
+		     __b &= __b - 1)
 
 static inline uint64_t rlog_group(uint64_t cell)
 {
@@ -120,14 +166,18 @@ static inline uint64_t rlog_group(uint64_t cell)
 /*
  * Where to find the entry a whole-cell read can join: direct mapped by
  * (group, site), an entry index + 1, checked before use (a stale or
- * colliding slot just costs a new entry).
+ * colliding slot just costs a new entry).  Twice as many slots as the
+ * log has entries (RGROUP_MIN at least), so that a region whose reads
+ * outgrow the read filter still finds most of its entries here instead
+ * of filling the log with copies.
  */
-#define RGROUP_SLOTS 4096U
+#define RGROUP_MIN 4096U
+#define RGROUP_MAX (1U << 22) /* 16 MB of index for the largest logs */
 
-static inline uint32_t rgroup_slot(uint64_t group, uint64_t site)
+static inline uint32_t rgroup_slot(uint64_t group, uint64_t site, uint32_t mask)
 {
 	/* Consecutive groups, sites a few bytes apart: no multiply needed. */
-	return (uint32_t)(group ^ site ^ (site >> 12)) & (RGROUP_SLOTS - 1);
+	return (uint32_t)(group ^ site ^ (site >> 12)) & mask;
 }
 
 /*
@@ -211,7 +261,8 @@ struct valor_thread {
 	shadow_word *_Atomic *shadow_top; /* ctx->shadow.top */
 	uint32_t rgen;
 	uint64_t *rbloom; /* RBLOOM_BITS: groups that may be in the log */
-	uint32_t *rgroup; /* RGROUP_SLOTS: entries whole-cell reads can join */
+	uint32_t *rgroup; /* entries whole-cell reads can join, by rgroup_slot() */
+	uint32_t rgroup_mask;
 	/* Entries [0, rindex_n) of the log by cell, for frees (RINDEX_MIN). */
 	uint32_t *rindex_head; /* rindex_buckets chains: entry index + 1 */
 	uint32_t *rindex_next; /* per entry: next index + 1 in its chain */

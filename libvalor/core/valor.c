@@ -524,6 +524,26 @@ out:
  * read-write conflict for those written since (by another thread, or
  * twice), and return them.
  */
+/*
+ * Whether bytes @which, read when their cell word was @snap, are still
+ * as read or were written once since by this thread, the word now being
+ * @w: decided without looking at the bytes one by one when they share
+ * one version then and now (the common case: an ownership ended, or
+ * this region wrote what it had read).  False: look at each byte.
+ */
+static inline bool read_unchanged(const struct valor_thread *th, uint64_t snap,
+				  uint8_t which, uint64_t w)
+{
+	uint64_t d;
+
+	if (w == snap)
+		return true;
+	if (vw_refined(w) || (which & (w | snap) & VW_NMASK))
+		return false;
+	d = ver_distance(vw_ver(w), vw_ver(snap));
+	return !d || (d == 1 && vw_slot(w) == th->slot);
+}
+
 static uint8_t check_entry_word(struct valor_thread *th,
 				const struct rlog_entry *e, uint8_t which,
 				uint64_t w)
@@ -533,19 +553,8 @@ static uint8_t check_entry_word(struct valor_thread *th,
 	unsigned wbyte = 0;
 	struct ver_window win = { 0 };
 
-	if (w == e->snapshot)
+	if (read_unchanged(th, e->snapshot, which, w))
 		return 0;
-	/*
-	 * The bytes read at one version then and now (the common case: an
-	 * ownership ended, or this region wrote what it had read): the
-	 * rule of the byte loop below, once for all of them.
-	 */
-	if (!vw_refined(w) && !(which & (w | e->snapshot) & VW_NMASK)) {
-		uint64_t d = ver_distance(vw_ver(w), vw_ver(e->snapshot));
-
-		if (!d || (d == 1 && vw_slot(w) == th->slot))
-			return 0;
-	}
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		struct byte_state then, now;
 		uint64_t d;
@@ -585,7 +594,7 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 				shadow_load(&th->ctx->shadow, e->cell));
 }
 
-/* Entry @e's whole cell @cell (a bit of e->more), as an entry of its own. */
+/* Bytes @mask of entry @e's group cell @cell, as an entry of its own. */
 static struct rlog_entry more_cell(const struct rlog_entry *e, uint64_t cell,
 				   uint8_t mask)
 {
@@ -618,6 +627,7 @@ static void validate_entry(struct valor_thread *th, struct rlog_entry *e,
 			   struct rlog_entry *split, unsigned *nsplit)
 {
 	uint64_t w = 0, base = e->cell & ~(uint64_t)(RLOG_GROUP_CELLS - 1);
+	unsigned k;
 
 	if (e->mask) {
 		if (leaf)
@@ -628,29 +638,30 @@ static void validate_entry(struct valor_thread *th, struct rlog_entry *e,
 		if (w != e->snapshot)
 			e->mask &= ~check_entry_word(th, e, e->mask, w);
 	}
-	for (uint64_t bits = e->more; bits; bits &= bits - 1) {
-		unsigned k = __builtin_ctzll(bits);
+	for_each_more_cell(e, k)
+	{
 		uint64_t cell = base + k;
 		struct rlog_entry one;
-		uint8_t bad;
+		uint8_t which, bad;
 
 		w = leaf ? atomic_load_explicit(
 				   &leaf[cell & (SHADOW_LEAF_WORDS - 1)],
 				   memory_order_acquire) :
 			   0;
-		if (w == e->snapshot)
+		which = rlog_more_mask(e, k);
+		if (read_unchanged(th, e->snapshot, which, w))
 			continue;
-		one = more_cell(e, cell, 0xff);
-		bad = check_entry_word(th, &one, 0xff, w);
+		one = more_cell(e, cell, which);
+		bad = check_entry_word(th, &one, which, w);
 		if (!bad)
 			continue;
-		if (bad != 0xff && keep) {
+		if (bad != which && keep) {
 			if (*nsplit == VALIDATE_SPLITS ||
 			    th->rlog_n + VALIDATE_SPLITS > th->rlog_cap)
 				continue;
-			split[(*nsplit)++] = more_cell(e, cell, (uint8_t)~bad);
+			split[(*nsplit)++] = more_cell(e, cell, which & ~bad);
 		}
-		e->more &= ~(1ULL << k);
+		rlog_more_clear(e, k);
 	}
 }
 
@@ -676,7 +687,7 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 						    memory_order_acquire);
 		}
 		validate_entry(th, &e, leaf, !reset, split, &nsplit);
-		if (!reset && (e.mask || e.more))
+		if (!reset && !rlog_entry_empty(&e))
 			th->rlog[kept++] = e;
 	}
 	/* Room: kept <= rlog_n and rlog_n + VALIDATE_SPLITS <= rlog_cap. */
@@ -1088,24 +1099,26 @@ static void forget_entry(struct valor_thread *th, struct rlog_entry *e,
 {
 	uint64_t base = e->cell & ~(uint64_t)(RLOG_GROUP_CELLS - 1);
 	uint8_t m = e->mask & forget_mask(e->cell, addr, size);
+	unsigned k;
 
 	if (m) {
 		check_entry(th, e, m);
 		e->mask &= ~m;
 	}
-	for (uint64_t bits = e->more; bits; bits &= bits - 1) {
-		unsigned k = __builtin_ctzll(bits);
+	for_each_more_cell(e, k)
+	{
 		uint64_t cell = base + k;
+		uint8_t which = rlog_more_mask(e, k);
 		struct rlog_entry one;
 
-		m = forget_mask(cell, addr, size);
+		m = which & forget_mask(cell, addr, size);
 		if (!m)
 			continue;
-		one = more_cell(e, cell, 0xff);
-		e->more &= ~(1ULL << k);
-		if (m != 0xff && th->rlog_n < th->rlog_cap) {
+		one = more_cell(e, cell, which);
+		rlog_more_clear(e, k);
+		if (m != which && th->rlog_n < th->rlog_cap) {
 			check_entry(th, &one, m);
-			one.mask = (uint8_t)~m;
+			one.mask = which & ~m;
 			th->rlog[th->rlog_n++] = one;
 			continue;
 		}
@@ -1113,7 +1126,7 @@ static void forget_entry(struct valor_thread *th, struct rlog_entry *e,
 		 * No room for the rest (the log is at its limit and holds the
 		 * cell twice): check it all now and let it go.
 		 */
-		check_entry(th, &one, 0xff);
+		check_entry(th, &one, which);
 	}
 }
 
@@ -1217,7 +1230,7 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 		if (rlog_group(e.cell) >= rlog_group(first) &&
 		    rlog_group(e.cell) <= rlog_group(last))
 			forget_entry(th, &e, addr, size);
-		if (e.mask || e.more)
+		if (!rlog_entry_empty(&e))
 			th->rlog[kept++] = e;
 	}
 	/* Cut-off cells forget_entry() appended. */
@@ -1337,7 +1350,13 @@ int valor_o_thread_init(struct valor_thread *th)
 			       RLOG_FIRST_ENTRIES;
 	th->rlog = eng_malloc((size_t)th->rlog_cap * sizeof(*th->rlog));
 	th->rbloom = eng_calloc(RBLOOM_BITS / 64, sizeof(*th->rbloom));
-	th->rgroup = eng_calloc(RGROUP_SLOTS, sizeof(*th->rgroup));
+	th->rgroup_mask = RGROUP_MIN - 1;
+	while (th->rgroup_mask <
+		       2 * (uint64_t)th->ctx->p.read_log_entries - 1 &&
+	       th->rgroup_mask < RGROUP_MAX - 1)
+		th->rgroup_mask = 2 * th->rgroup_mask + 1;
+	th->rgroup =
+		eng_calloc((size_t)th->rgroup_mask + 1, sizeof(*th->rgroup));
 	if (!th->rlog || !th->rbloom || !th->rgroup) {
 		valor_o_thread_fini(th);
 		return -ENOMEM;

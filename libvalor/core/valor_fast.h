@@ -36,7 +36,7 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	    uint64_t site)
 {
 	uint64_t group = rlog_group(cell);
-	uint32_t *slot = &th->rgroup[rgroup_slot(group, site)];
+	uint32_t *slot = &th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
 	struct rlog_entry *e;
 
 	if (th->rlog_n) {
@@ -46,16 +46,16 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 			return;
 		}
 	}
-	/* A whole cell read where the same site read its group before. */
-	if (m == 0xff && *slot && *slot <= th->rlog_n) {
+	/* Halves of a cell read where the same site read its group before. */
+	if (rlog_halves(m) && *slot && *slot <= th->rlog_n) {
 		e = &th->rlog[*slot - 1];
 		if (rlog_group(e->cell) == group && e->snapshot == snap &&
 		    e->site == site) {
 			if (e->cell == cell)
-				e->mask = 0xff;
+				e->mask |= m;
 			else
-				e->more |= 1ULL
-					   << (cell & (RLOG_GROUP_CELLS - 1));
+				rlog_more_add(e, cell & (RLOG_GROUP_CELLS - 1),
+					      m);
 			return;
 		}
 	}
@@ -68,7 +68,7 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	e->snapshot = snap;
 	e->site = site;
 	e->mask = m;
-	e->more = 0;
+	e->more[0] = e->more[1] = 0;
 	*slot = th->rlog_n;
 }
 

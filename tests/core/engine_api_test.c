@@ -529,6 +529,15 @@ TEST(read_log_holds_a_read_once_per_region)
 		for (uint64_t c = 0; c < 16384; c++)
 			valor_access(t1, sweep + c * 8, 8, false, 8);
 	EXPECT_EQ(n + 16384 / 64, reads_logged(ctx));
+	/* The same over an array of ints, and one of bytes. */
+	n = reads_logged(ctx);
+	for (uint64_t i = 0; i < 2048; i++)
+		valor_access(t1, sweep + 0x40000 + i * 4, 4, false, 12);
+	EXPECT_EQ(n + 1024 / 64, reads_logged(ctx));
+	n = reads_logged(ctx);
+	for (uint64_t i = 0; i < 256; i++)
+		valor_access(t1, sweep + 0x80000 + i, 1, false, 13);
+	EXPECT_EQ(n + 256 / 8, reads_logged(ctx));
 
 	/* Another thread's write still ends up reported at validation. */
 	valor_access(t2, sweep + 8 * 100, 8, true, 9);
