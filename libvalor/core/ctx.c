@@ -96,8 +96,10 @@ void valor_ctx_free(struct valor_ctx *ctx)
 			valor_thread_exit(th);
 		valor_thread_forget(th);
 	}
-	for (uint32_t i = 0; i < ctx->nslots; i++)
+	for (uint32_t i = 0; i < ctx->nslots; i++) {
 		eng_free(ctx->slots[i].wlog);
+		eng_free(ctx->slots[i].runs);
+	}
 	sync_table_free(ctx->sync);
 	arena_fini(&ctx->arena);
 	shadow_fini(&ctx->shadow);

@@ -92,7 +92,16 @@ struct slot {
 	bool live; /* has an occupant now */
 	struct wlog_entry *wlog; /* ring, ctx->wlog_cap entries */
 	_Atomic uint64_t wlog_head;
+	/*
+	 * Runs of cells whose write-log entries a region spilled, with the
+	 * site that wrote them, for reports: a ring of WSPILL_RUNS entries
+	 * (cell != 0: present; what: the spill word, valor.c).
+	 */
+	struct wlog_entry *runs;
+	_Atomic uint64_t runs_head;
 };
+
+#define WSPILL_RUNS 1024U
 
 /*
  * One entry of a Valor read log: a cell, the bytes read, the state seen.
@@ -276,6 +285,7 @@ struct valor_thread {
 	/* Cells the region owns whose write-log entries it overwrote. */
 	uint64_t *wspill;
 	uint32_t wspill_n, wspill_cap;
+	uint64_t wspill_site; /* of the newest spilled run */
 	bool wspill_scattered; /* the last spill hardly ran: split instead */
 	bool ordered; /* ordering-rule validation done this region */
 

@@ -90,8 +90,13 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 		return 0;
 	if (ctx->p.analysis == VALOR_ANALYSIS_VALOR) {
 		s->wlog = eng_calloc(ctx->wlog_cap, sizeof(*s->wlog));
-		if (!s->wlog)
+		s->runs = eng_calloc(WSPILL_RUNS, sizeof(*s->runs));
+		if (!s->wlog || !s->runs) {
+			eng_free(s->wlog);
+			eng_free(s->runs);
+			s->wlog = s->runs = NULL;
 			return -ENOMEM;
+		}
 	}
 	atomic_store(&s->clock, ctx->p.initial_clock);
 	s->used = true;

@@ -90,6 +90,9 @@ static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
 	return d && d <= ver_distance(win->now, win->then);
 }
 
+static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
+		      struct valor_access_info *out);
+
 /*
  * The most recent entry of @slot's ring for byte @byte of @cell, made by
  * another thread than @skip_tid: the write (or, unless @writes_only, the
@@ -124,7 +127,7 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		out->is_write = true;
 		return true;
 	}
-	return false;
+	return runs_find(s, cell, skip_tid, out);
 }
 
 /*
@@ -773,27 +776,71 @@ static uint64_t wspill_more(uint64_t v)
 	return v >> WSPILL_COUNT_SHIFT;
 }
 
-/* Add @cell to the spill list; false without room. */
-static bool wspill_add(struct valor_thread *th, uint64_t cell)
+/*
+ * The newest spilled run of @s with @cell, not made by @skip_tid: the
+ * write a report names when the write log no longer holds it.  The
+ * owner may be extending the newest run meanwhile: a count read short
+ * only misses the cell.
+ */
+static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
+		      struct valor_access_info *out)
+{
+	uint64_t head, n;
+
+	if (!s->runs)
+		return false;
+	head = atomic_load_explicit(&s->runs_head, memory_order_acquire);
+	n = head < WSPILL_RUNS ? head : WSPILL_RUNS;
+	for (uint64_t i = 1; i <= n; i++) {
+		struct wlog_entry *run = &s->runs[(head - i) % WSPILL_RUNS];
+		uint64_t word, first, k;
+
+		if (!atomic_load_explicit(&run->cell, memory_order_acquire))
+			continue;
+		word = atomic_load_explicit(&run->what, memory_order_acquire);
+		first = wspill_cell(word);
+		if (cell < first || (cell - first) % wspill_step(word))
+			continue;
+		k = (cell - first) / wspill_step(word);
+		if (k > wspill_more(word) || run->tid == skip_tid)
+			continue;
+		out->tid = run->tid;
+		out->site = run->site;
+		out->region = run->region;
+		out->is_write = true;
+		return true;
+	}
+	return false;
+}
+
+enum wspill_result { WSPILL_FULL, WSPILL_NEW, WSPILL_JOINED };
+
+/*
+ * Add @cell, written from @site, to the spill list: it joins the newest
+ * run when it continues it from the same site (a report names the run's
+ * site for each of its cells), or is the run's last cell again (bytes
+ * of one cell written one by one, maybe by neighbouring statements: the
+ * report then names the first of them).
+ */
+static enum wspill_result wspill_add(struct valor_thread *th, uint64_t cell,
+				     uint64_t site)
 {
 	if (th->wspill_n) {
 		uint64_t *v = &th->wspill[th->wspill_n - 1];
 		uint64_t first = wspill_cell(*v), more = wspill_more(*v);
 
-		/* Entries of one cell in a row (bytes written one by one). */
 		if (cell == first + more * wspill_step(*v))
-			return true;
-
-		if (more < WSPILL_COUNT_MAX) {
+			return WSPILL_JOINED;
+		if (more < WSPILL_COUNT_MAX && site == th->wspill_site) {
 			if (!more && (cell == first + 1 || cell == first + 2)) {
 				*v |= (cell == first + 2 ? WSPILL_STEP2 : 0) |
 				      1ULL << WSPILL_COUNT_SHIFT;
-				return true;
+				return WSPILL_JOINED;
 			}
 			if (more &&
 			    cell == first + (more + 1) * wspill_step(*v)) {
 				*v += 1ULL << WSPILL_COUNT_SHIFT;
-				return true;
+				return WSPILL_JOINED;
 			}
 		}
 	}
@@ -805,12 +852,43 @@ static bool wspill_add(struct valor_thread *th, uint64_t cell)
 				      NULL;
 
 		if (!v)
-			return false;
+			return WSPILL_FULL;
 		th->wspill = v;
 		th->wspill_cap = cap;
 	}
 	th->wspill[th->wspill_n++] = cell;
-	return true;
+	th->wspill_site = site;
+	return WSPILL_NEW;
+}
+
+/*
+ * Tell reports about the newest spilled run: a new record for a new run
+ * (from spilled entry @e), else the longer run in the newest record.
+ */
+static void wspill_publish(struct valor_thread *th, enum wspill_result r,
+			   const struct wlog_entry *e)
+{
+	struct slot *s = &th->ctx->slots[th->slot];
+	uint64_t head =
+		atomic_load_explicit(&s->runs_head, memory_order_relaxed);
+	uint64_t word = th->wspill[th->wspill_n - 1];
+	struct wlog_entry *run;
+
+	if (r == WSPILL_JOINED) {
+		if (head)
+			atomic_store_explicit(
+				&s->runs[(head - 1) % WSPILL_RUNS].what, word,
+				memory_order_release);
+		return;
+	}
+	run = &s->runs[head % WSPILL_RUNS];
+	atomic_store_explicit(&run->cell, 0, memory_order_relaxed);
+	run->site = e->site;
+	run->region = e->region;
+	run->tid = e->tid;
+	atomic_store_explicit(&run->what, word, memory_order_relaxed);
+	atomic_store_explicit(&run->cell, 1, memory_order_release);
+	atomic_store_explicit(&s->runs_head, head + 1, memory_order_release);
 }
 
 static __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
@@ -839,10 +917,15 @@ static __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 
 		if (first &&
 		    !(atomic_load_explicit(&e->what, memory_order_relaxed) &
-		      WLOG_FREE) &&
-		    !wspill_add(th, first - 1)) {
-			thread_region_boundary(th);
-			return;
+		      WLOG_FREE)) {
+			enum wspill_result r =
+				wspill_add(th, first - 1, e->site);
+
+			if (r == WSPILL_FULL) {
+				thread_region_boundary(th);
+				return;
+			}
+			wspill_publish(th, r, e);
 		}
 		th->region_start++;
 	}

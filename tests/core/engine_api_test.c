@@ -789,8 +789,9 @@ TEST(stats_counters_move_as_documented)
 /*
  * A region that writes more cells in a row than its write set holds
  * keeps owning them all: another thread's write of the first one is a
- * write-write conflict, and after the region ends it is not.  Scattered
- * cells split the region instead, one spill later.
+ * write-write conflict that names the first write's site, and after the
+ * region ends it is not.  Scattered cells split the region instead, one
+ * spill later.
  */
 TEST(full_write_set_keeps_the_region_owning_its_cells)
 {
@@ -806,7 +807,7 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 	ASSERT_NE(NULL, t1);
 	ASSERT_NE(NULL, t2);
 	for (int i = 0; i < 10; i++)
-		valor_access(t1, X + 8 * i, 8, true, 1 + i);
+		valor_access(t1, X + 8 * i, 8, true, 1);
 	/* Owned, so not written again. */
 	valor_access(t1, X, 8, true, 20);
 	valor_ctx_stats(ctx, &st);
@@ -816,6 +817,9 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 	EXPECT_EQ(1, valor_access(t2, X, 8, true, 21));
 	ASSERT_EQ(1, s.n);
 	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
+	/* The spilled write still has its site. */
+	EXPECT_EQ(1, s.v[0].first.site);
+	EXPECT_EQ(21, s.v[0].second.site);
 	EXPECT_EQ(0, valor_region_end(t2));
 	EXPECT_EQ(0, valor_region_end(t1));
 	EXPECT_EQ(0, valor_access(t2, X + 8, 8, true, 22));
