@@ -23,6 +23,7 @@
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -171,16 +172,58 @@ static bool dwfl_ready(void)
 	return dwfl_state == 1;
 }
 
+struct bss_search {
+	uintptr_t addr;
+	Dwfl_Module *found;
+};
+
+/*
+ * Does a loadable segment of @mod, as its program headers size it in
+ * memory, hold search->addr?  /proc/self/maps (what the modules come
+ * from) lists the zero-filled tail of a large .bss as an anonymous
+ * mapping that belongs to no module.
+ */
+static int in_segment(Dwfl_Module *mod, void **userdata, const char *name,
+		      Dwarf_Addr start, void *arg)
+{
+	struct bss_search *search = arg;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t n;
+
+	(void)userdata;
+	(void)name;
+	(void)start;
+	if (!elf || elf_getphdrnum(elf, &n))
+		return DWARF_CB_OK;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (search->addr >= bias + ph.p_vaddr &&
+		    search->addr < bias + ph.p_vaddr + ph.p_memsz) {
+			search->found = mod;
+			return DWARF_CB_ABORT;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
 static Dwfl_Module *find_module(uintptr_t addr)
 {
 	Dwfl_Module *m = dwfl_addrmodule(dwfl, addr);
+	struct bss_search search = { .addr = addr };
 
 	if (!m && may_rereport) {
 		may_rereport = false;
 		report_modules();
 		m = dwfl_addrmodule(dwfl, addr);
 	}
-	return m;
+	if (m)
+		return m;
+	dwfl_getmodules(dwfl, in_segment, &search, 0);
+	return search.found;
 }
 
 /*

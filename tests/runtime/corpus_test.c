@@ -73,6 +73,8 @@
 	X(lard_malloc_free_reuse, "c")     \
 	X(lard_thread_identity, "c")       \
 	X(lockfree_queue, "c")             \
+	X(long_region_read, "c")           \
+	X(long_region_write, "c")          \
 	X(memcpy_shared, "c")              \
 	X(mmap_reuse, "c")                 \
 	X(mremap_move, "c")                \
