@@ -395,6 +395,12 @@ static int64_t run(const struct vt_cmd *c, struct vt_res *r)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
+		/*
+		 * Small pages only: valor.ko leaves huge pages alone, and
+		 * khugepaged may collapse a large mapping at any moment,
+		 * which made page counts flaky (VT_MMAP_HUGE asks for one).
+		 */
+		madvise(p, c->n, MADV_NOHUGEPAGE);
 		r->val = (uint64_t)p;
 		return 0;
 	case VT_MMAP_HUGE: {

@@ -46,7 +46,7 @@ const char *vt_kind_name(unsigned int kind);
 
 enum vt_op {
 	VT_TID, /* -> val = the thread's tid */
-	VT_MMAP, /* n bytes of private anonymous memory -> val */
+	VT_MMAP, /* n bytes of private anonymous memory, small pages -> val */
 	VT_MMAP_HUGE, /* n bytes, 2 MiB aligned, MADV_HUGEPAGE -> val */
 	VT_LOAD, /* n bytes (1,2,4,8) at addr -> val, ip */
 	VT_STORE, /* n bytes of val at addr -> ip */
