@@ -93,6 +93,15 @@ static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
 static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
 		      struct valor_access_info *out);
 
+/* The write that write-log (or spilled-run) entry @e records. */
+static void writer_of(const struct wlog_entry *e, struct valor_access_info *out)
+{
+	out->tid = e->tid;
+	out->site = e->site;
+	out->region = e->region;
+	out->is_write = true;
+}
+
 /*
  * The most recent entry of @slot's ring for byte @byte of @cell, made by
  * another thread than @skip_tid: the write (or, unless @writes_only, the
@@ -121,10 +130,7 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 			continue;
 		if (e->tid == skip_tid)
 			continue;
-		out->tid = e->tid;
-		out->site = e->site;
-		out->region = e->region;
-		out->is_write = true;
+		writer_of(e, out);
 		return true;
 	}
 	return runs_find(s, cell, skip_tid, out);
@@ -804,10 +810,7 @@ static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
 		k = (cell - first) / wspill_step(word);
 		if (k > wspill_more(word) || run->tid == skip_tid)
 			continue;
-		out->tid = run->tid;
-		out->site = run->site;
-		out->region = run->region;
-		out->is_write = true;
+		writer_of(run, out);
 		return true;
 	}
 	return false;

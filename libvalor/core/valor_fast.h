@@ -36,8 +36,8 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	    uint64_t site)
 {
 	uint64_t group = rlog_group(cell);
-	uint32_t *slot = &th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
 	struct rlog_entry *e;
+	uint32_t *slot;
 
 	if (th->rlog_n) {
 		e = &th->rlog[th->rlog_n - 1];
@@ -46,6 +46,7 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 			return;
 		}
 	}
+	slot = &th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
 	/* Halves of a cell read where the same site read its group before. */
 	if (rlog_halves(m) && *slot && *slot <= th->rlog_n) {
 		e = &th->rlog[*slot - 1];

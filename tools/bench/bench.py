@@ -581,21 +581,28 @@ def report(res):
         return st.get(field) if st else None
 
     names = list(wls)
+
+    def per_variant(key, ratio, fmt, gm_key, mark_failed=False):
+        """A value and its ratio to native, per workload and variant."""
+        rows = []
+        for w in names:
+            failed = mark_failed and wls[w]["status"] != "ok"
+            row = [w + (" (FAILED)" if failed else "")]
+            for v in variants:
+                x = cell(w, v, key)
+                row.append("-" if x is None else (fmt(x) if v == "native" else
+                                                  "%s (%s)" % (fmt(x), fmt_x(
+                                                      cell(w, v, ratio)))))
+            rows.append(row)
+        rows.append(["geomean"] + ["" if v == "native" else
+                                   fmt_x(gm.get(gm_key % v))
+                                   for v in variants])
+        out.append(table(["workload"] + list(variants), rows))
+        out.append("")
+
     out.append("Wall time, seconds (x native)")
-    rows = []
-    for w in names:
-        row = [w + ("" if wls[w]["status"] == "ok" else " (FAILED)")]
-        for v in variants:
-            s = cell(w, v, "wall_s")
-            r = cell(w, v, "vs_native")
-            row.append("-" if s is None else (fmt_s(s) if v == "native" else
-                                              "%s (%s)" % (fmt_s(s), fmt_x(r))))
-        rows.append(row)
-    rows.append(["geomean"] + ["" if v == "native" else
-                               fmt_x(gm.get(v + "_vs_native"))
-                               for v in variants])
-    out.append(table(["workload"] + list(variants), rows))
-    out.append("")
+    per_variant("wall_s", "vs_native", fmt_s, "%s_vs_native",
+                mark_failed=True)
 
     an = [v for v in ANALYSES if v in variants]
     cols = [(v, b) for v in an for b in ("floor", "libtsan") if b in variants]
@@ -611,20 +618,7 @@ def report(res):
         out.append("")
 
     out.append("Peak RSS, MB (x native)")
-    rows = []
-    for w in names:
-        row = [w]
-        for v in variants:
-            kb = cell(w, v, "rss_kb")
-            r = cell(w, v, "rss_vs_native")
-            row.append("-" if kb is None else (fmt_mb(kb) if v == "native" else
-                                               "%s (%s)" % (fmt_mb(kb), fmt_x(r))))
-        rows.append(row)
-    rows.append(["geomean"] + ["" if v == "native" else
-                               fmt_x(gm.get(v + "_rss_vs_native"))
-                               for v in variants])
-    out.append(table(["workload"] + list(variants), rows))
-    out.append("")
+    per_variant("rss_kb", "rss_vs_native", fmt_mb, "%s_rss_vs_native")
 
     if "floor" in variants:
         high = res["floor_high"]

@@ -303,10 +303,8 @@ static inline bool mo_is_seq_cst(int mo)
 	FLOOR_API int __tsan_atomic##N##_compare_exchange_weak(                \
 		volatile T *a, T *c, T v, int mo, int fmo)                     \
 	{                                                                      \
-		(void)mo;                                                      \
-		(void)fmo;                                                     \
-		return __atomic_compare_exchange_n(                            \
-			a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);   \
+		return __tsan_atomic##N##_compare_exchange_strong(a, c, v, mo, \
+								  fmo);        \
 	}                                                                      \
                                                                                \
 	/* clang's form: returns the value found (the old one). */             \
