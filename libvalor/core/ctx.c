@@ -16,7 +16,8 @@ static int check_params(struct valor_params *p)
 	    p->regions > VALOR_REGIONS_SFR ||
 	    p->max_threads > VALOR_MAX_THREADS ||
 	    p->read_log_entries > MAX_LOG || p->write_log_entries > MAX_LOG ||
-	    p->initial_clock > EPOCH_CLOCK_MASK / 2)
+	    p->initial_clock > EPOCH_CLOCK_MASK / 2 ||
+	    (p->flags & ~VALOR_ONE_ROOT))
 		return -EINVAL;
 	if (!p->read_log_entries)
 		p->read_log_entries = DEFAULT_READ_LOG;
@@ -119,6 +120,7 @@ void thread_stats_add(struct thread_stats *to, const struct thread_stats *s)
 	to->validations += s->validations;
 	to->reads_logged += s->reads_logged;
 	to->cells_refined += s->cells_refined;
+	to->accesses_alone += s->accesses_alone;
 }
 
 static void add_stats(struct valor_stats *out, const struct thread_stats *s)
@@ -131,6 +133,7 @@ static void add_stats(struct valor_stats *out, const struct thread_stats *s)
 	out->validations += s->validations;
 	out->reads_logged += s->reads_logged;
 	out->cells_refined += s->cells_refined;
+	out->accesses_alone += s->accesses_alone;
 }
 
 void valor_ctx_stats(struct valor_ctx *ctx, struct valor_stats *out)

@@ -9,6 +9,10 @@ int valor_access(struct valor_thread *th, uintptr_t addr, size_t size,
 {
 	if (unlikely(th->exited || !size || !shadow_addr_ok(addr, size)))
 		return 0;
+	if (unlikely(th->mode == THREAD_ALONE)) {
+		th->st.accesses_alone++;
+		return 0;
+	}
 	switch (th->ctx->p.analysis) {
 	case VALOR_ANALYSIS_VALOR:
 		return valor_o_access(th, addr, size, is_write, site);

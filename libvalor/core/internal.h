@@ -256,6 +256,17 @@ struct thread_stats {
 	uint64_t reads_logged;
 	uint64_t cells_refined;
 	uint64_t conflicts;
+	uint64_t accesses_alone;
+};
+
+/*
+ * How a thread's accesses are analysed.  The runtime's inline path
+ * reads it first: anything but THREAD_FAST is its one unlikely branch.
+ */
+enum thread_mode {
+	THREAD_FULL = 0, /* every access is the analysis's (valor_access()) */
+	THREAD_FAST, /* Valor: valor_fast.h first */
+	THREAD_ALONE, /* no other thread is live: accesses are skipped */
 };
 
 struct valor_thread {
@@ -266,7 +277,7 @@ struct valor_thread {
 	uint64_t clock; /* mirror of ctx->slots[slot].clock */
 
 	/* Valor */
-	bool valor_fast; /* valor_fast.h applies: Valor-O, not exited */
+	uint8_t mode; /* enum thread_mode; only the thread itself sets it */
 	shadow_word *_Atomic *shadow_top; /* ctx->shadow.top */
 	uint32_t rgen;
 	uint64_t *rbloom; /* RBLOOM_BITS: groups that may be in the log */
@@ -325,6 +336,8 @@ struct valor_ctx {
 	struct valor_thread *threads; /* every handle not yet freed */
 	struct thread_stats retired;
 	uint64_t threads_created;
+	_Atomic uint32_t nlive; /* created and not exited */
+	uint32_t nroots; /* created without a parent */
 
 	struct sync_table *sync; /* FastTrack: sync object clocks */
 };
@@ -334,6 +347,7 @@ void thread_stats_add(struct thread_stats *to, const struct thread_stats *s);
 
 /* thread.c */
 void thread_region_boundary(struct valor_thread *th);
+void thread_update_mode(struct valor_thread *th);
 void thread_deliver(struct valor_thread *th);
 
 /* report.c */

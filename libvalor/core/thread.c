@@ -56,6 +56,36 @@ void thread_region_boundary(struct valor_thread *th)
 		valor_o_region_end(th);
 	th->st.regions++;
 	set_clock(th, th->clock + 1);
+	thread_update_mode(th);
+}
+
+/*
+ * A thread of a VALOR_ONE_ROOT context runs alone when every other
+ * thread has exited.  A region conflict needs another thread's region
+ * to be ongoing, so no access it makes now can be the later side of one;
+ * nor the earlier side, since another region could only start after a
+ * thread it creates, and creating one ends its region.  Valor and FastRCD
+ * skip such accesses (semantics.md, "Threads that run alone"); FastTrack
+ * cannot: an exited thread that was not joined still races with them.
+ *
+ * Only @th calls this, at its region boundaries, at joins and at its
+ * creation.  Under VALOR_ONE_ROOT only a live thread creates threads, so
+ * once @th sees itself alone no other thread can appear but by @th's own
+ * valor_thread_create(), which ends its region and calls this again.
+ */
+void thread_update_mode(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+
+	if (th->exited || ctx->p.analysis == VALOR_ANALYSIS_FASTTRACK)
+		return;
+	if ((ctx->p.flags & VALOR_ONE_ROOT) &&
+	    atomic_load_explicit(&ctx->nlive, memory_order_acquire) == 1)
+		th->mode = THREAD_ALONE;
+	else
+		th->mode = ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
+				   THREAD_FAST :
+				   THREAD_FULL;
 }
 
 /* FastTrack's release: the thread's own entry advances. */
@@ -114,6 +144,7 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
+
 	th = eng_calloc(1,
 			sizeof(*th) + (ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
 					       RFILTER_ENTRIES *
@@ -126,6 +157,10 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 	th->ctx = ctx;
 
 	eng_lock(&ctx->lock);
+	if (!parent && (ctx->p.flags & VALOR_ONE_ROOT) && ctx->nroots) {
+		err = EINVAL;
+		goto err_unlock;
+	}
 	slot = slot_alloc(ctx, parent);
 	if (!slot) {
 		err = EAGAIN;
@@ -145,6 +180,9 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 	th->region_start = atomic_load(&ctx->slots[slot].wlog_head);
 	link_thread(ctx, th);
 	ctx->threads_created++;
+	atomic_fetch_add(&ctx->nlive, 1);
+	if (!parent)
+		ctx->nroots++;
 	eng_unlock(&ctx->lock);
 
 	if (ctx->p.analysis == VALOR_ANALYSIS_VALOR) {
@@ -164,11 +202,15 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 			thread_region_boundary(parent);
 		conflict_deliver(parent);
 	}
+	thread_update_mode(th);
 	return th;
 
 err_undo:
 	th->exited = true;
 	eng_lock(&ctx->lock);
+	atomic_fetch_sub(&ctx->nlive, 1);
+	if (!parent)
+		ctx->nroots--;
 	ctx->slots[slot].live = false;
 	ctx->slots[slot].final_clock = th->clock;
 	atomic_store(&ctx->slots[slot].clock, th->clock + 1);
@@ -207,6 +249,8 @@ void valor_thread_exit(struct valor_thread *th)
 
 	eng_lock(&ctx->lock);
 	th->exited = true;
+	th->mode = THREAD_FULL;
+	atomic_fetch_sub(&ctx->nlive, 1);
 	s->final_clock = th->clock;
 	atomic_store_explicit(&s->clock, th->clock + 1, memory_order_release);
 	s->live = false;
@@ -227,6 +271,7 @@ int valor_thread_join(struct valor_thread *joiner, struct valor_thread *joinee)
 	else if (ctx->p.regions == VALOR_REGIONS_SFR)
 		thread_region_boundary(joiner);
 	valor_thread_forget(joinee);
+	thread_update_mode(joiner);
 	conflict_deliver(joiner);
 	return 0;
 }

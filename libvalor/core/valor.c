@@ -1333,6 +1333,14 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	uint8_t m;
 
 	rlog_forget(th, addr, size);
+	/*
+	 * The write a free stands for cannot conflict while the thread runs
+	 * alone: no other region is ongoing, and none can start before this
+	 * one ends (thread_update_mode()).  Its own pending reads are
+	 * checked above, as in any free.
+	 */
+	if (th->mode == THREAD_ALONE)
+		return 0;
 	for_each_present_cell(&th->ctx->shadow, addr, size, cell, m)
 		free_cell(th, cell, m, site, &eager);
 	/* So that a read-write report can name the free as the write. */
@@ -1449,13 +1457,13 @@ int valor_o_thread_init(struct valor_thread *th)
 	}
 	th->rgen = 1;
 	th->shadow_top = th->ctx->shadow.top;
-	th->valor_fast = true;
+	th->mode = THREAD_FAST;
 	return 0;
 }
 
 void valor_o_thread_fini(struct valor_thread *th)
 {
-	th->valor_fast = false;
+	th->mode = THREAD_FULL;
 	eng_free(th->rlog);
 	eng_free(th->rbloom);
 	eng_free(th->rgroup);

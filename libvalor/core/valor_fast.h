@@ -122,7 +122,7 @@ enum valor_fast_action {
  * Look at an access without calling anything or changing anything but
  * the thread's own read log and filter.  For VALOR_FAST_LOG, *@w is the
  * cell word the read saw; for VALOR_FAST_WRITE, *@p is where the cell
- * word is.  @th->valor_fast must be true; @top is its context's shadow
+ * word is.  @th->mode must be THREAD_FAST; @top is its context's shadow
  * table (th->shadow_top), which a caller with a single context passes
  * from a global so that finding the cell word does not wait for the
  * load of @th.  A read of a cell kept per byte is looked at only when

@@ -532,10 +532,11 @@ static void print_engine_stats(struct rt_out *o)
 		      ", version bumps %" PRIu64 ", reads logged %" PRIu64
 		      ", validations %" PRIu64 ", read-log overflows %" PRIu64
 		      ", write-log overflows %" PRIu64
-		      ", cells refined %" PRIu64 ", shadow %" PRIu64 " KiB\n",
+		      ", cells refined %" PRIu64 ", accesses alone %" PRIu64
+		      ", shadow %" PRIu64 " KiB\n",
 		      s.threads_created, s.regions, s.version_bumps,
 		      s.reads_logged, s.validations, s.read_log_overflows,
-		      s.write_log_overflows, s.cells_refined,
+		      s.write_log_overflows, s.cells_refined, s.accesses_alone,
 		      s.shadow_bytes >> 10);
 }
 

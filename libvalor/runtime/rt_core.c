@@ -442,6 +442,8 @@ static struct valor_ctx *new_context(void)
 		.read_log_entries = (uint32_t)rt.opt.read_log_entries,
 		.max_threads = (uint32_t)rt.opt.max_threads,
 		.on_conflict = rt_on_conflict,
+		/* Threads the runtime did not create are not analysed. */
+		.flags = VALOR_ONE_ROOT,
 	};
 	struct valor_ctx *ctx = valor_ctx_new(&p);
 

@@ -77,8 +77,11 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 
 	if (unlikely(!t || t->busy || !th))
 		return;
-	if (unlikely(!th->valor_fast)) {
-		on_access_full((uintptr_t)addr, size, is_write, site);
+	if (unlikely(th->mode != THREAD_FAST)) {
+		if (th->mode == THREAD_ALONE)
+			th->st.accesses_alone++;
+		else
+			on_access_full((uintptr_t)addr, size, is_write, site);
 		return;
 	}
 	a = valor_o_fast_check(th, rt_shadow_top, (uintptr_t)addr, size,

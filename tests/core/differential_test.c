@@ -88,6 +88,8 @@ struct coverage {
 	size_t keys[ORACLE_KEY_KINDS]; /* compared keys, per kind */
 	size_t reports[3]; /* reports checked against witnesses, per kind */
 	size_t quarter[4]; /* where in the trace first conflicts fall */
+	size_t alone; /* traces in which a thread ran alone */
+	size_t alone_conflicting; /* ... and which had a conflict */
 	size_t bad;
 };
 
@@ -112,11 +114,30 @@ static uint64_t env_u64(const char *name, uint64_t dflt, bool *set)
 	return v;
 }
 
+/* Whether every thread of @ev but the first is created by another. */
+static bool one_root(const struct valor_event *ev, size_t n)
+{
+	bool known[64] = { false };
+
+	for (size_t i = 0; i < n; i++) {
+		if (i && !known[ev[i].tid % 64])
+			return false;
+		known[ev[i].tid % 64] = true;
+		if (ev[i].kind == VALOR_EV_THREAD_CREATE)
+			known[ev[i].arg % 64] = true;
+	}
+	return true;
+}
+
 /*
  * Engine parameters of trace @index: one trace in four starts every clock
- * just below 2^32 so that counters cross it within the trace.
+ * just below 2^32 so that counters cross it within the trace.  Traces
+ * with one root are replayed as the runtime runs programs, under
+ * VALOR_ONE_ROOT (threads that run alone are skipped), but for one in
+ * four, which keeps the other way checked too.
  */
-static struct valor_params params_of(const struct config *cfg, size_t index)
+static struct valor_params params_of(const struct config *cfg, size_t index,
+				     const struct valor_event *ev, size_t n)
 {
 	struct valor_params p = {
 		.analysis = cfg->analysis,
@@ -125,6 +146,8 @@ static struct valor_params params_of(const struct config *cfg, size_t index)
 
 	if (index % 4 == 3)
 		p.initial_clock = (1ULL << 32) - 3;
+	if (index % 4 != 1 && one_root(ev, n))
+		p.flags = VALOR_ONE_ROOT;
 	return p;
 }
 
@@ -326,6 +349,10 @@ static enum outcome compare(const struct config *cfg,
 		res = MISMATCH;
 
 	if (res == MATCH && cov) {
+		if (tr.stats.accesses_alone) {
+			cov->alone++;
+			cov->alone_conflicting += o.first < n;
+		}
 		if (o.first == n) {
 			cov->clean++;
 		} else {
@@ -338,9 +365,10 @@ static enum outcome compare(const struct config *cfg,
 		}
 	}
 	if (res != MATCH && verbose) {
-		printf("# %s, %zu events, first conflict at %zd%s\n", cfg->name,
-		       prefix, o.first < n ? (ssize_t)o.first : -1,
-		       p->initial_clock ? ", initial_clock 2^32-3" : "");
+		printf("# %s, %zu events, first conflict at %zd%s%s\n",
+		       cfg->name, prefix, o.first < n ? (ssize_t)o.first : -1,
+		       p->initial_clock ? ", initial_clock 2^32-3" : "",
+		       p->flags & VALOR_ONE_ROOT ? ", one root" : "");
 		tracegen_print(ev, prefix, o.first);
 		oracle_keys_print(o.keys, o.nkeys, "oracle keys");
 		oracle_keys_print(mine, nmine, "engine keys");
@@ -478,8 +506,8 @@ static void run_config(struct __test_metadata *_metadata,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint64_t i = from; i < to; i++) {
 		uint64_t seed = tracegen_seed(config_seed(cfg, base), i);
-		struct valor_params p = params_of(cfg, i);
 		size_t n = tracegen_make(seed, ev, NULL);
+		struct valor_params p = params_of(cfg, i, ev, n);
 		enum outcome res;
 
 		if (cfg->analysis == VALOR_ANALYSIS_VALOR)
@@ -509,6 +537,9 @@ static void run_config(struct __test_metadata *_metadata,
 	       "%zu %zu\n",
 	       cfg->name, cov.quarter[0], cov.quarter[1], cov.quarter[2],
 	       cov.quarter[3]);
+	printf("# %s: traces with a thread that ran alone: %zu (%zu with "
+	       "conflicts)\n",
+	       cfg->name, cov.alone, cov.alone_conflicting);
 	if (cov.bad)
 		TH_LOG("%s: %zu of %zu traces differ from the oracle (seed "
 		       "0x%llx)",
@@ -525,6 +556,12 @@ static void run_config(struct __test_metadata *_metadata,
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_WW]);
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_WR]);
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_RW]);
+	/* Region conflicts: skipping a lone thread's accesses was checked. */
+	if (cfg->analysis != VALOR_ANALYSIS_FASTTRACK) {
+		EXPECT_LT((size_t)0, cov.alone_conflicting);
+	} else {
+		EXPECT_EQ((size_t)0, cov.alone);
+	}
 }
 
 TEST(valor_rfr)

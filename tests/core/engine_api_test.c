@@ -839,6 +839,87 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 	valor_ctx_free(ctx);
 }
 
+/* ---- threads that run alone (VALOR_ONE_ROOT) ---------------------------- */
+
+#define W 0x100c0ULL
+
+TEST_F(analysis, one_root_refuses_a_second_root)
+{
+	struct valor_params p = { .flags = VALOR_ONE_ROOT };
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(variant->analysis, &s, &p);
+	struct valor_thread *t0, *t1, *t2;
+
+	ASSERT_NE(NULL, ctx);
+	t0 = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, t0);
+	errno = 0;
+	EXPECT_EQ(NULL, valor_thread_create(ctx, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	t1 = valor_thread_create(ctx, t0);
+	ASSERT_NE(NULL, t1);
+	/* Not even once the root has exited. */
+	valor_thread_exit(t0);
+	errno = 0;
+	EXPECT_EQ(NULL, valor_thread_create(ctx, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	t2 = valor_thread_create(ctx, t1);
+	EXPECT_NE(NULL, t2);
+	EXPECT_EQ(2, stats_of(ctx).threads_created - 1);
+	valor_ctx_free(ctx);
+
+	/* Unknown flags are refused. */
+	p = (struct valor_params){ .analysis = variant->analysis,
+				   .flags = VALOR_ONE_ROOT << 1 };
+	errno = 0;
+	EXPECT_EQ(NULL, valor_ctx_new(&p));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * T0 runs alone before it creates T1 and again once T1 has exited and
+ * been joined (in the middle of its region under rfr).  What it reads
+ * and writes then is skipped, yet every conflict stays: T1's read of X
+ * meets T0's write while T1's region is ongoing, and T0's read of W,
+ * made before T1 wrote W, is still checked when T0's region ends,
+ * although T0 rewrote W alone.  T1's write of Z is over before T0's
+ * accesses of it begin.  Without VALOR_ONE_ROOT nothing is skipped and
+ * the verdicts are the same; FastTrack never skips.
+ */
+TEST_F(analysis, accesses_of_a_thread_alone_are_skipped_and_lose_nothing)
+{
+	const struct valor_event ev[] = {
+		T_WR(0, X, 4), /* alone */
+		T_RD(0, Y, 8), /* alone */
+		T_CREATE(0, 1), T_RD(0, W, 4), T_RD(1, X, 4),
+		T_WR(0, X, 4), /* RW: T1's read of X */
+		T_WR(1, W, 4), /* RW: T0's read of W */
+		T_WR(1, Z, 2),	T_EXIT(1),     T_JOIN(0, 1),
+		T_WR(0, W, 4), /* alone: T0 read W, T1 wrote it */
+		T_RD(0, Z, 2), /* alone */
+		T_WR(0, Z, 1), /* alone */
+		T_END(0),	T_RD(0, X, 8), /* alone */
+	};
+	const size_t alone = variant->analysis == FASTTRACK ? 0 : 6;
+
+	for (int one_root = 0; one_root < 2; one_root++) {
+		struct valor_params p = {
+			.analysis = variant->analysis,
+			.flags = one_root ? VALOR_ONE_ROOT : 0,
+		};
+		struct trace_result tr;
+
+		ASSERT_EQ(0, trace_run(&p, ev, TRACE_LEN(ev), &tr));
+		EXPECT_EQ(one_root ? alone : 0, tr.stats.accesses_alone);
+		EXPECT_EQ(1, trace_count_at(&tr, VALOR_CONFLICT_RW, X, 0, 1));
+		EXPECT_EQ(1, trace_count_at(&tr, VALOR_CONFLICT_RW, W, 0, 1));
+		EXPECT_EQ(2, tr.n);
+		if (tr.n != 2)
+			trace_dump(&tr, one_root ? "one root" : "roots open");
+		trace_result_free(&tr);
+	}
+}
+
 /* ---- replay: malformed events are rejected and change nothing ----------- */
 
 static void expect_rejected(struct __test_metadata *_metadata,

@@ -89,6 +89,7 @@ int trace_run(const struct valor_params *params, const struct valor_event *ev,
 		tc->first_event = site_to_event(tc->c.first.site, n);
 		tc->second_event = site_to_event(tc->c.second.site, n);
 	}
+	valor_ctx_stats(ctx, &out->stats);
 	valor_replay_free(rp);
 	valor_ctx_free(ctx);
 	return ret;

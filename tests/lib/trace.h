@@ -55,6 +55,7 @@ struct trace_result {
 	size_t cap;
 	int err; /* first negative replay return, 0 if none */
 	size_t err_event; /* its event index */
+	struct valor_stats stats; /* the context's counters at the end */
 };
 
 /*

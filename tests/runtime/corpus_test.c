@@ -48,6 +48,7 @@
 
 /* Every program of tests/runtime/corpus/, with its source suffix. */
 #define CORPUS(X)                          \
+	X(alone_phases, "c")               \
 	X(barrier_phases, "c")             \
 	X(condvar_message, "c")            \
 	X(counter_mutex, "c")              \

@@ -111,6 +111,7 @@ typedef void (*valor_conflict_fn)(void *arg, const struct valor_conflict *c);
  * @arg:               passed to @on_conflict
  * @initial_clock:     first clock of every thread slot (tests use it to
  *                     exercise clock values past 2^32)
+ * @flags:             VALOR_ONE_ROOT or 0
  */
 struct valor_params {
 	uint32_t analysis;
@@ -121,7 +122,19 @@ struct valor_params {
 	valor_conflict_fn on_conflict;
 	void *arg;
 	uint64_t initial_clock;
+	uint32_t flags;
 };
+
+/*
+ * VALOR_ONE_ROOT: the context's first thread is its only one created
+ * without a parent; every other is created by a live thread (a later
+ * valor_thread_create(ctx, NULL) fails with EINVAL).  A program's runtime
+ * knows this, a tool attaching to running threads does not.  It lets
+ * Valor and FastRCD skip the accesses a thread makes while it runs alone
+ * (every other thread has exited): they cannot be in a region conflict
+ * (Documentation/semantics.md, "Threads that run alone").
+ */
+#define VALOR_ONE_ROOT (1U << 0)
 
 #define VALOR_MAX_THREADS 32766
 
@@ -144,6 +157,7 @@ struct valor_stats {
 	uint64_t reads_logged; /* Valor: read-log entries appended */
 	uint64_t cells_refined; /* cells split into per-byte metadata */
 	uint64_t shadow_bytes; /* shadow memory mapped */
+	uint64_t accesses_alone; /* made while the thread ran alone: skipped */
 };
 
 struct valor_ctx;
@@ -183,7 +197,8 @@ const char *valor_conflict_kind_name(enum valor_conflict_kind k);
  *
  * Return: the handle, or NULL with errno set (EAGAIN when no thread slot
  * can be given: max_threads are live or, under FastTrack, the free slots
- * belong to exited threads @parent has not joined; ENOMEM).
+ * belong to exited threads @parent has not joined; EINVAL for a second
+ * thread without a parent under VALOR_ONE_ROOT; ENOMEM).
  */
 struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 					 struct valor_thread *parent);
