@@ -702,9 +702,21 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	/* Room: kept <= rlog_n and rlog_n + VALIDATE_SPLITS <= rlog_cap. */
 	for (unsigned i = 0; i < nsplit; i++)
 		th->rlog[kept++] = split[i];
-	/* An empty log at a region end (a lock held briefly) costs nothing. */
-	if (!kept && th->rlog_n)
+	/*
+	 * An empty log at a region end (a lock held briefly) costs nothing:
+	 * a short log clears the words its own entries set, not all of them
+	 * (a word an entry that left the log set may stay: a filter may
+	 * say "maybe" too often, never "no" wrongly).
+	 */
+	if (!kept && th->rlog_n > RBLOOM_BITS / 64 / 8) {
 		memset(th->rbloom, 0, RBLOOM_BITS / 8);
+	} else if (!kept) {
+		for (uint32_t i = 0; i < th->rlog_n; i++) {
+			uint64_t g = rlog_group(th->rlog[i].cell);
+
+			th->rbloom[(g / 64) % (RBLOOM_BITS / 64)] = 0;
+		}
+	}
 	th->rlog_n = kept;
 }
 

@@ -74,6 +74,28 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 }
 
 /*
+ * A filter entry starts over at nearly every first read of a short
+ * region.  As a memset, its 128 bytes were a rep stos, whose start-up
+ * was most of the cost; eight 16-byte stores are not.
+ */
+static inline __attribute__((always_inline)) void
+rfilter_clear(struct rfilter_entry *f)
+{
+	typedef uint8_t vec16 __attribute__((vector_size(16), aligned(1)));
+	vec16 *v = (vec16 *)f->mask;
+
+	_Static_assert(sizeof(f->mask) == 8 * sizeof(vec16), "8 stores");
+	v[0] = (vec16){ 0 };
+	v[1] = (vec16){ 0 };
+	v[2] = (vec16){ 0 };
+	v[3] = (vec16){ 0 };
+	v[4] = (vec16){ 0 };
+	v[5] = (vec16){ 0 };
+	v[6] = (vec16){ 0 };
+	v[7] = (vec16){ 0 };
+}
+
+/*
  * Bytes @m of @cell are in the log from this region.  After the append:
  * a full log was validated and emptied by it.
  */
@@ -84,7 +106,7 @@ rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 	uint64_t tag = rfilter_tag(cell, th->rgen);
 
 	if (f->tag != tag) {
-		memset(f->mask, 0, sizeof(f->mask));
+		rfilter_clear(f);
 		f->tag = tag;
 	}
 	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
