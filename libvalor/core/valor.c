@@ -53,13 +53,10 @@ static inline uint64_t ver_distance(uint64_t now, uint64_t then)
 
 /* --- the write log (a slot's ring; this region's part is the write set) */
 
-static inline void wlog_append(struct valor_thread *th, uint64_t cell,
-			       uint8_t mask, uint64_t ver, uint64_t site);
 static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 			     uint64_t site);
 static void wlog_append_bytes(struct valor_thread *th, uint64_t cell,
 			      uint8_t mask, uint64_t ver, uint64_t site);
-static inline void wlog_make_room(struct valor_thread *th);
 
 /* Versions a report looks for: (then, now], or any when @any. */
 struct ver_window {
@@ -906,12 +903,23 @@ static void wspill_publish(struct valor_thread *th, enum wspill_result r,
 	atomic_store_explicit(&s->runs_head, head + 1, memory_order_release);
 }
 
-static __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
+/* The newest spilled word changed in place: tell reports. */
+static void wspill_flush(struct valor_thread *th, uint64_t *last, uint64_t word)
+{
+	*last = word;
+	wspill_publish(th, WSPILL_JOINED, NULL);
+}
+
+__attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
 	struct slot *s = &ctx->slots[th->slot];
+	uint64_t mask = ctx->wlog_cap - 1;
 	uint64_t half = ctx->wlog_cap / 2 ? ctx->wlog_cap / 2 : 1;
+	uint64_t start = th->region_start, end = start + half;
 	uint32_t words = th->wspill_n;
+	uint64_t *last = NULL, word = 0, next = 0, run_site = 0;
+	bool dirty = false;
 
 	th->st.write_log_overflows++;
 	/*
@@ -924,26 +932,49 @@ static __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 		thread_region_boundary(th);
 		return;
 	}
-	for (uint64_t i = 0; i < half; i++) {
-		struct wlog_entry *e =
-			&s->wlog[th->region_start & (ctx->wlog_cap - 1)];
+	/*
+	 * A sweep continues the newest run cell after cell: that is done
+	 * here on a copy of its word, written back (and published; the
+	 * entries stay in the ring until this returns, so reports find
+	 * them meanwhile) when something else comes.
+	 */
+	for (; start != end; start++) {
+		struct wlog_entry *e = &s->wlog[start & mask];
 		uint64_t first =
 			atomic_load_explicit(&e->cell, memory_order_relaxed);
+		enum wspill_result r;
 
-		if (first &&
-		    !(atomic_load_explicit(&e->what, memory_order_relaxed) &
-		      WLOG_FREE)) {
-			enum wspill_result r =
-				wspill_add(th, first - 1, e->site);
-
-			if (r == WSPILL_FULL) {
-				thread_region_boundary(th);
-				return;
-			}
-			wspill_publish(th, r, e);
+		if (!first ||
+		    (atomic_load_explicit(&e->what, memory_order_relaxed) &
+		     WLOG_FREE))
+			continue;
+		if (last && first - 1 == next && e->site == run_site &&
+		    wspill_more(word) && wspill_more(word) < WSPILL_COUNT_MAX) {
+			word += 1ULL << WSPILL_COUNT_SHIFT;
+			next += wspill_step(word);
+			dirty = true;
+			continue;
 		}
-		th->region_start++;
+		if (dirty) {
+			wspill_flush(th, last, word);
+			dirty = false;
+		}
+		r = wspill_add(th, first - 1, e->site);
+		if (r == WSPILL_FULL) {
+			th->region_start = start;
+			thread_region_boundary(th);
+			return;
+		}
+		wspill_publish(th, r, e);
+		last = &th->wspill[th->wspill_n - 1];
+		word = *last;
+		run_site = th->wspill_site;
+		next = wspill_cell(word) +
+		       (wspill_more(word) + 1) * wspill_step(word);
 	}
+	if (dirty)
+		wspill_flush(th, last, word);
+	th->region_start = start;
 	th->wspill_scattered = th->wspill_n - words > (half + 7) / 8;
 }
 
@@ -994,49 +1025,6 @@ void valor_o_region_end(struct valor_thread *th)
 	th->ordered = false;
 }
 
-static inline struct wlog_entry *wlog_next(struct valor_thread *th);
-
-/* Called before a write changes a cell: a full ring spills half. */
-static inline __attribute__((always_inline)) void
-wlog_make_room(struct valor_thread *th)
-{
-	struct valor_ctx *ctx = th->ctx;
-	uint64_t head = atomic_load_explicit(&ctx->slots[th->slot].wlog_head,
-					     memory_order_relaxed);
-
-	if (unlikely(head - th->region_start >= ctx->wlog_cap))
-		wlog_spill(th);
-}
-
-static inline __attribute__((always_inline)) void
-wlog_publish(struct valor_thread *th, struct wlog_entry *e, uint64_t cell,
-	     uint64_t site)
-{
-	struct slot *s = &th->ctx->slots[th->slot];
-
-	e->site = site;
-	e->region = th->clock;
-	e->tid = th->tid;
-	atomic_store_explicit(&e->cell, cell + 1, memory_order_release);
-	atomic_store_explicit(
-		&s->wlog_head,
-		atomic_load_explicit(&s->wlog_head, memory_order_relaxed) + 1,
-		memory_order_release);
-}
-
-static inline __attribute__((always_inline)) void
-wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask, uint64_t ver,
-	    uint64_t site)
-{
-	struct wlog_entry *e = wlog_next(th);
-
-	atomic_store_explicit(&e->what,
-			      (ver & VW_VER_MASK) | (uint64_t)mask
-							    << WLOG_MASK_SHIFT,
-			      memory_order_relaxed);
-	wlog_publish(th, e, cell, site);
-}
-
 /*
  * Bytes @mask of @cell caught up with the version this region gave the
  * rest of it.  A thread filling a cell byte by byte does this seven
@@ -1080,22 +1068,6 @@ static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 			(hi & ((1ULL << WLOG_HI_BITS) - 1)),
 		memory_order_relaxed);
 	wlog_publish(th, e, lo >> CELL_SHIFT, site);
-}
-
-/* The next ring entry, invalidated for readers until published. */
-static inline __attribute__((always_inline)) struct wlog_entry *
-wlog_next(struct valor_thread *th)
-{
-	struct valor_ctx *ctx = th->ctx;
-	struct slot *s = &ctx->slots[th->slot];
-	uint64_t head;
-	struct wlog_entry *e;
-
-	wlog_make_room(th);
-	head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	e = &s->wlog[head & (ctx->wlog_cap - 1)];
-	atomic_store_explicit(&e->cell, 0, memory_order_relaxed);
-	return e;
 }
 
 /* --- free: a write of the range, then its history is forgotten */

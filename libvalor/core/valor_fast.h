@@ -129,6 +129,95 @@ valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
 int valor_o_write_cell(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		       uint8_t m, uint64_t site);
 
+/* The region's write set fills the ring: spill half of it (valor.c). */
+void wlog_spill(struct valor_thread *th);
+
+/*
+ * The write log: a slot's ring, of which this region's part is its write
+ * set.  Inline here for the region-first write below.
+ */
+/* Called before a write changes a cell: a full ring spills half. */
+static inline __attribute__((always_inline)) void
+wlog_make_room(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	uint64_t head = atomic_load_explicit(&ctx->slots[th->slot].wlog_head,
+					     memory_order_relaxed);
+
+	if (unlikely(head - th->region_start >= ctx->wlog_cap))
+		wlog_spill(th);
+}
+
+/* The next ring entry, invalidated for readers until published. */
+static inline __attribute__((always_inline)) struct wlog_entry *
+wlog_next(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+	uint64_t head;
+	struct wlog_entry *e;
+
+	wlog_make_room(th);
+	head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	e = &s->wlog[head & (ctx->wlog_cap - 1)];
+	atomic_store_explicit(&e->cell, 0, memory_order_relaxed);
+	return e;
+}
+
+static inline __attribute__((always_inline)) void
+wlog_publish(struct valor_thread *th, struct wlog_entry *e, uint64_t cell,
+	     uint64_t site)
+{
+	struct slot *s = &th->ctx->slots[th->slot];
+
+	e->site = site;
+	e->region = th->clock;
+	e->tid = th->tid;
+	atomic_store_explicit(&e->cell, cell + 1, memory_order_release);
+	atomic_store_explicit(
+		&s->wlog_head,
+		atomic_load_explicit(&s->wlog_head, memory_order_relaxed) + 1,
+		memory_order_release);
+}
+
+static inline __attribute__((always_inline)) void
+wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask, uint64_t ver,
+	    uint64_t site)
+{
+	struct wlog_entry *e = wlog_next(th);
+
+	atomic_store_explicit(&e->what,
+			      (ver & VW_VER_MASK) | (uint64_t)mask
+							    << WLOG_MASK_SHIFT,
+			      memory_order_relaxed);
+	wlog_publish(th, e, cell, site);
+}
+
+/*
+ * A region's first write of a whole cell that no region owns, with no
+ * byte behind: what array sweeps between barriers do to every cell.
+ * The transition write_cell_at() would make, without its two calls;
+ * anything else (part of a cell, bytes behind, an owner, a refined
+ * cell, a word changed under us) goes to valor_o_write_cell().
+ */
+static inline __attribute__((always_inline)) int
+valor_o_write_whole(struct valor_thread *th, shadow_word *p, uint64_t cell,
+		    uint64_t w, uint8_t m, uint64_t site)
+{
+	uint64_t nw;
+
+	if (m != 0xff || (w & (VW_ACTIVE | VW_NMASK)))
+		return valor_o_write_cell(th, p, cell, m, site);
+	wlog_make_room(th);
+	nw = vw_make(vw_ver(w) + 1, th->slot, true, 0, 0);
+	if (!atomic_compare_exchange_strong_explicit(
+		    p, &w, nw, memory_order_acq_rel, memory_order_acquire))
+		return valor_o_write_cell(th, p, cell, m, site);
+	th->st.version_bumps++;
+	wlog_append(th, cell, m, vw_ver(nw), site);
+	return 0;
+}
+
 #define VALOR_FAST_MISS (-1)
 
 /* What an access needs once valor_o_fast_check() has looked at it. */
@@ -238,7 +327,8 @@ valor_o_fast_act(struct valor_thread *th, enum valor_fast_action a,
 	case VALOR_FAST_LOG:
 		return valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
 	case VALOR_FAST_WRITE:
-		return valor_o_write_cell(th, p, addr >> CELL_SHIFT, m, site);
+		return valor_o_write_whole(th, p, addr >> CELL_SHIFT, w, m,
+					   site);
 	default:
 		return VALOR_FAST_MISS;
 	}
