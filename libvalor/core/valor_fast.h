@@ -112,6 +112,31 @@ rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
 }
 
+/*
+ * Halves of @cell, read at cell word @w, for a group whose entry @site
+ * made at that word (a sweep over an array): the entry takes them.
+ * What rlog_append() would do for them, without looking at the newest
+ * entry first; false if there is no such entry.
+ */
+static inline __attribute__((always_inline)) bool
+rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
+		uint64_t site)
+{
+	uint64_t group = rlog_group(cell);
+	uint32_t i = th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
+	struct rlog_entry *e;
+
+	if (!rlog_halves(m) || !i || i > th->rlog_n)
+		return false;
+	e = &th->rlog[i - 1];
+	if (e->cell == cell || rlog_group(e->cell) != group ||
+	    e->snapshot != w || e->site != site)
+		return false;
+	rlog_more_add(e, cell & (RLOG_GROUP_CELLS - 1), m);
+	rfilter_note(th, cell, m);
+	return true;
+}
+
 /* Log a read of a compact cell; inline in the runtime's slow path too. */
 static inline __attribute__((always_inline)) int
 valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
