@@ -420,6 +420,15 @@ static inline uint8_t cell_mask(uint64_t lo, uint64_t hi)
 	     1);                                                                \
 	     __a = ((cell) + 1) << CELL_SHIFT)
 
+/*
+ * How many bytes contiguous mask @m (not 0) has.  Not a popcount: without
+ * -mpopcnt that is a call into libgcc.
+ */
+static inline unsigned mask_bytes(uint8_t m)
+{
+	return (unsigned)__builtin_ctz(~((unsigned)m >> __builtin_ctz(m)));
+}
+
 /* The bytes of cell @cell that [addr, addr + size) covers. */
 static inline uint8_t cell_range_mask(uint64_t cell, uint64_t addr,
 				      uint64_t size)

@@ -494,9 +494,8 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		shadow_word *p = NULL;
 		uint64_t w = 0;
 
-		switch (valor_o_fast_check(th, th->shadow_top, a,
-					   __builtin_popcount(m), is_write,
-					   true, &p, &w)) {
+		switch (valor_o_fast_check(th, th->shadow_top, a, mask_bytes(m),
+					   is_write, true, &p, &w)) {
 		case VALOR_FAST_DONE:
 			continue;
 		case VALOR_FAST_LOG:

@@ -86,13 +86,28 @@ on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
  * pays for a call.
  */
 static inline __attribute__((always_inline)) void
+on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
+	       bool is_write, uintptr_t site)
+{
+	enum valor_fast_action a;
+	shadow_word *p = NULL;
+	uint64_t w = 0;
+
+	a = valor_o_fast_check(th, rt_shadow_top, addr, size, is_write, false,
+			       &p, &w);
+	if (likely(a == VALOR_FAST_DONE))
+		return;
+	if (a == VALOR_FAST_LOG)
+		on_read_first(addr, size, site, w);
+	else
+		on_access_slow(addr, size, site, a, p, w);
+}
+
+static inline __attribute__((always_inline)) void
 on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 {
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt;
-	enum valor_fast_action a;
-	shadow_word *p = NULL;
-	uint64_t w = 0;
 
 	if (unlikely(!t || t->busy || !th))
 		return;
@@ -103,14 +118,20 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 			on_access_full((uintptr_t)addr, size, is_write, site);
 		return;
 	}
-	a = valor_o_fast_check(th, rt_shadow_top, (uintptr_t)addr, size,
-			       is_write, false, &p, &w);
-	if (likely(a == VALOR_FAST_DONE))
+	/*
+	 * An aligned 16-byte value (a complex double, a pair) is two cells:
+	 * two looks, where the check of one access would send it to the
+	 * full path.  The first half's slow path may end a region (a full
+	 * write set), after which the thread may run alone: look again.
+	 */
+	if (size == 16 && !((uintptr_t)addr & (CELL_SIZE - 1))) {
+		on_access_fast(th, (uintptr_t)addr, 8, is_write, site);
+		if (likely(th->mode == THREAD_FAST))
+			on_access_fast(th, (uintptr_t)addr + 8, 8, is_write,
+				       site);
 		return;
-	if (a == VALOR_FAST_LOG)
-		on_read_first((uintptr_t)addr, size, site, w);
-	else
-		on_access_slow((uintptr_t)addr, size, site, a, p, w);
+	}
+	on_access_fast(th, (uintptr_t)addr, size, is_write, site);
 }
 
 /* A read followed by a write of the same bytes, as one call. */

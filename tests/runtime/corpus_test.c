@@ -97,7 +97,8 @@
 	X(thread_pool, "c")                \
 	X(tls, "c")                        \
 	X(valor_fig1b_read_write, "c")     \
-	X(valor_fig3_acquire, "c")
+	X(valor_fig3_acquire, "c")         \
+	X(wide_values_racy, "c")
 
 #define PROGRAM_FILE(name, suffix) #name "." suffix,
 static const char *const corpus_files[] = { CORPUS(PROGRAM_FILE) };
