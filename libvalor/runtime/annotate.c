@@ -33,7 +33,7 @@ static void ignore_begin(void)
 	struct rt_thread *t = rt_self();
 
 	if (t)
-		t->busy++;
+		rt_busy_inc(t);
 }
 
 static void ignore_end(void)
@@ -42,7 +42,7 @@ static void ignore_end(void)
 
 	/* An unmatched end must not undo the runtime's own count. */
 	if (t && t->busy > 0)
-		t->busy--;
+		rt_busy_dec(t);
 }
 
 /* ---- TSan: happens-before annotations ---- */

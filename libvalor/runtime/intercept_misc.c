@@ -138,7 +138,7 @@ RT_INTERCEPTOR pid_t fork(void)
 		return RT_REAL(fork)();
 	t = rt_cur;
 	if (t)
-		t->busy++;
+		rt_busy_inc(t);
 	rt_lock(&rt.threads_lock);
 	pid = RT_REAL(fork)();
 	if (pid == 0) {
@@ -150,7 +150,7 @@ RT_INTERCEPTOR pid_t fork(void)
 	}
 	rt_unlock(&rt.threads_lock);
 	if (t)
-		t->busy--;
+		rt_busy_dec(t);
 	return pid;
 }
 

@@ -104,12 +104,12 @@ static void thread_end(void *arg)
 		t = rt_cur;
 		if (t && !t->finished) {
 			rt_thread_finish(t);
-			t->busy++;
+			rt_busy_inc(t);
 		}
 		return;
 	}
 	rt_thread_finish(t);
-	t->busy++;
+	rt_busy_inc(t);
 	/* A detacher may free @t as soon as handoff_is_last() returns. */
 	rt_cur = NULL;
 	if (handoff_is_last(t))
@@ -160,12 +160,12 @@ static int create_thread(pthread_t *thread, const pthread_attr_t *attr,
 	 */
 	if (!self || !self->vt || self->finished)
 		goto real;
-	self->busy++;
+	rt_busy_inc(self);
 	sa = __libc_malloc(sizeof(*sa));
 	t = sa ? rt_thread_new(self) : NULL;
 	if (!t) {
 		__libc_free(sa);
-		self->busy--;
+		rt_busy_dec(self);
 		goto real;
 	}
 	if (attr && !pthread_attr_getdetachstate(attr, &detach) &&
@@ -176,16 +176,16 @@ static int create_thread(pthread_t *thread, const pthread_attr_t *attr,
 	sa->c11_fn = c11_fn;
 	sa->arg = arg;
 	atomic_fetch_add(&start_pending, 1);
-	self->busy--;
+	rt_busy_dec(self);
 
 	r = RT_REAL(pthread_create)(thread, attr, thread_start, sa);
 	/* On success the child owns @t and @sa: do not touch them. */
 	if (r) {
 		atomic_fetch_sub(&start_pending, 1);
-		self->busy++;
+		rt_busy_inc(self);
 		thread_undo(t);
 		__libc_free(sa);
-		self->busy--;
+		rt_busy_dec(self);
 	}
 	return r;
 
@@ -246,10 +246,10 @@ static struct rt_thread *claim_for_caller(pthread_t p)
 	if (!rt_running())
 		return NULL;
 	if (me)
-		me->busy++;
+		rt_busy_inc(me);
 	t = thread_claim(p);
 	if (me)
-		me->busy--;
+		rt_busy_dec(me);
 	return t;
 }
 
@@ -326,11 +326,11 @@ static void detached(struct rt_thread *t)
 	struct rt_thread *me = rt_cur;
 
 	if (me)
-		me->busy++;
+		rt_busy_inc(me);
 	if (handoff_is_last(t))
 		thread_forget(t);
 	if (me)
-		me->busy--;
+		rt_busy_dec(me);
 }
 
 RT_INTERCEPTOR int pthread_detach(pthread_t p)
@@ -358,7 +358,7 @@ RT_INTERCEPTOR void pthread_exit(void *ret)
 	 */
 	if (t && !started_here && !t->finished) {
 		rt_thread_finish(t);
-		t->busy++;
+		rt_busy_inc(t);
 	}
 	RT_REAL(pthread_exit)(ret);
 	__builtin_unreachable();

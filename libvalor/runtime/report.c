@@ -482,7 +482,7 @@ void rt_on_conflict(void *arg, const struct valor_conflict *c)
 	}
 	/* Normally busy already; a report must never be analysed. */
 	if (self)
-		self->busy++;
+		rt_busy_inc(self);
 	rt_lock(&report_lock);
 	/* Another thread may have reported the pair while we waited. */
 	if (seen_check(key, true)) {
@@ -508,13 +508,13 @@ void rt_on_conflict(void *arg, const struct valor_conflict *c)
 		abort();
 	}
 	if (self)
-		self->busy--;
+		rt_busy_dec(self);
 	return;
 
 out_unlock:
 	rt_unlock(&report_lock);
 	if (self)
-		self->busy--;
+		rt_busy_dec(self);
 }
 
 /* ---- the end ---- */

@@ -115,9 +115,9 @@ void rt_fast_path_init(struct valor_ctx *ctx);
 extern __thread struct rt_thread *rt_cur
 	__attribute__((tls_model("initial-exec")));
 /*
- * rt_cur->vt while the thread runs (NULL before it starts and once it
- * finishes): the access fast path loads the engine thread from here,
- * without waiting for rt_cur.
+ * rt_cur->vt while the thread runs and is not busy (NULL before it
+ * starts, while busy, and once it finishes): the access fast path loads
+ * the engine thread from here and needs no other test for those.
  */
 extern __thread struct valor_thread *rt_cur_vt
 	__attribute__((tls_model("initial-exec")));
@@ -137,6 +137,24 @@ static inline struct rt_thread *rt_self(void)
 	return t;
 }
 
+/*
+ * The calling thread @t becomes busy, or one level less so.  The access
+ * fast path reads "busy" folded into rt_cur_vt, which is NULL while the
+ * count is not zero: every change of the count goes through these.
+ */
+static inline void rt_busy_inc(struct rt_thread *t)
+{
+	t->busy++;
+	if (t == rt_cur)
+		rt_cur_vt = NULL;
+}
+
+static inline void rt_busy_dec(struct rt_thread *t)
+{
+	if (!--t->busy && !t->finished && t == rt_cur)
+		rt_cur_vt = t->vt;
+}
+
 /* The caller may analyse: a thread state, running, not busy, not finished. */
 static inline struct rt_thread *rt_enter(void)
 {
@@ -144,13 +162,13 @@ static inline struct rt_thread *rt_enter(void)
 
 	if (unlikely(!t || t->busy || !t->vt))
 		return NULL;
-	t->busy++;
+	rt_busy_inc(t);
 	return t;
 }
 
 static inline void rt_leave(struct rt_thread *t)
 {
-	t->busy--;
+	rt_busy_dec(t);
 }
 
 /* Thread lifecycle (rt_core.c), used by the pthread interceptors. */

@@ -305,7 +305,7 @@ struct rt_thread *rt_thread_new(struct rt_thread *parent)
 	if (!t)
 		return NULL;
 	if (parent)
-		parent->busy++;
+		rt_busy_inc(parent);
 	t->vt = valor_thread_create(rt.ctx, parent ? parent->vt : NULL);
 	if (t->vt) {
 		t->id = valor_thread_id(t->vt);
@@ -314,7 +314,7 @@ struct rt_thread *rt_thread_new(struct rt_thread *parent)
 			(uintptr_t)__builtin_return_address(0), 1);
 	}
 	if (parent)
-		parent->busy--;
+		rt_busy_dec(parent);
 	if (!t->vt) {
 		/* Out of thread slots: the thread runs unanalysed. */
 		if (rt.opt.verbosity)
@@ -330,8 +330,7 @@ void rt_thread_start(struct rt_thread *t)
 	pthread_attr_t attr;
 
 	rt_cur = t;
-	rt_cur_vt = t->vt;
-	t->busy++;
+	rt_busy_inc(t);
 	t->os_tid = (pid_t)syscall(SYS_gettid);
 	t->self = pthread_self();
 	if (!pthread_getattr_np(t->self, &attr)) {
@@ -344,16 +343,14 @@ void rt_thread_start(struct rt_thread *t)
 		}
 		pthread_attr_destroy(&attr);
 	}
-	t->busy--;
+	rt_busy_dec(t);
 }
 
 void rt_thread_finish(struct rt_thread *t)
 {
 	if (t->finished)
 		return;
-	t->busy++;
-	if (t == rt_cur)
-		rt_cur_vt = NULL;
+	rt_busy_inc(t);
 	if (t->vt) {
 		/*
 		 * glibc hands this stack (and the static TLS at its top) to
@@ -462,7 +459,7 @@ static void rt_atexit(void)
 	if (t && t->vt && !t->busy)
 		valor_region_end(t->vt);
 	if (t)
-		t->busy++;
+		rt_busy_inc(t);
 	status = rt_report_finish();
 	if (status) {
 		/*

@@ -7,10 +7,12 @@
  * for them (__tsan_init, the ignores, the mem* helpers).
  * Documentation/runtime-abi.md lists which compiler emits what.
  *
- * The hot path of every access is: load rt_cur (initial-exec TLS), one
- * test for "no thread state, busy or finished", busy++, valor_access(),
- * busy--.  No lock, no allocation, no system call.  valor_access() is in
- * the same statically linked archive, so the call is direct.
+ * The hot path of every access is: load rt_cur_vt (initial-exec TLS),
+ * NULL when there is no engine thread, the thread is busy or finished;
+ * test the thread's mode; Valor's inline check (valor_fast.h).  What the
+ * check cannot finish goes out of line, busy.  No lock, no allocation,
+ * no system call; the engine is in the same statically linked archive,
+ * so its calls are direct.
  *
  * The site of an access is the call's return address minus one, so that
  * symbolization lands on the line of the access, not the next one.
@@ -41,13 +43,13 @@ on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 	       enum valor_fast_action a, shadow_word *p, uint64_t w)
 {
 	struct rt_thread *t = rt_cur;
-	struct valor_thread *th = rt_cur_vt;
+	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
-	t->busy++;
+	rt_busy_inc(t);
 	/* The full path starts with the check again, cells kept per byte too. */
 	if (valor_o_fast_act(th, a, addr, size, p, w, site) == VALOR_FAST_MISS)
 		valor_access(th, addr, size, a == VALOR_FAST_FULL_WRITE, site);
-	t->busy--;
+	rt_busy_dec(t);
 }
 
 /*
@@ -59,12 +61,13 @@ static __attribute__((noinline)) void on_read_first(uintptr_t addr, size_t size,
 						    uintptr_t site, uint64_t w)
 {
 	struct rt_thread *t = rt_cur;
+	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 	bool joined;
 
-	t->busy++;
-	joined = rlog_join_group(rt_cur_vt, addr >> CELL_SHIFT, w, m, site);
-	t->busy--;
+	rt_busy_inc(t);
+	joined = rlog_join_group(th, addr >> CELL_SHIFT, w, m, site);
+	rt_busy_dec(t);
 	if (!joined)
 		on_access_slow(addr, size, site, VALOR_FAST_LOG, NULL, w);
 }
@@ -74,10 +77,11 @@ static __attribute__((noinline)) void
 on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
 {
 	struct rt_thread *t = rt_cur;
+	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
-	t->busy++;
-	valor_access(rt_cur_vt, addr, size, is_write, site);
-	t->busy--;
+	rt_busy_inc(t);
+	valor_access(th, addr, size, is_write, site);
+	rt_busy_dec(t);
 }
 
 /*
@@ -106,10 +110,10 @@ on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 static inline __attribute__((always_inline)) void
 on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 {
-	struct rt_thread *t = rt_cur;
+	/* NULL unless the thread runs analysed and is not busy (rt.h). */
 	struct valor_thread *th = rt_cur_vt;
 
-	if (unlikely(!t || t->busy || !th))
+	if (unlikely(!th))
 		return;
 	if (unlikely(th->mode != THREAD_FAST)) {
 		if (th->mode == THREAD_ALONE)
@@ -142,10 +146,10 @@ on_access_rw(const volatile void *addr, size_t size, uintptr_t site)
 
 	if (unlikely(!t || t->busy || !t->vt))
 		return;
-	t->busy++;
+	rt_busy_inc(t);
 	valor_access(t->vt, (uintptr_t)addr, size, false, site);
 	valor_access(t->vt, (uintptr_t)addr, size, true, site);
-	t->busy--;
+	rt_busy_dec(t);
 }
 
 /* ---- start-up ---- */
@@ -344,7 +348,7 @@ RT_EXPORT void __tsan_ignore_thread_begin(void)
 	struct rt_thread *t = rt_self();
 
 	if (t)
-		t->busy++;
+		rt_busy_inc(t);
 }
 
 RT_EXPORT void __tsan_ignore_thread_end(void)
@@ -353,7 +357,7 @@ RT_EXPORT void __tsan_ignore_thread_end(void)
 
 	/* An unmatched end must not turn the runtime's own count negative. */
 	if (t && t->busy > 0)
-		t->busy--;
+		rt_busy_dec(t);
 }
 
 /* ---- __tsan_memcpy, __tsan_memmove, __tsan_memset ---- */
