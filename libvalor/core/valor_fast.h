@@ -113,6 +113,25 @@ rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 }
 
 /*
+ * More bytes of the cell the newest entry is for, at the same word (a
+ * byte-by-byte scan): the entry takes them, as rlog_append() would.
+ */
+static inline __attribute__((always_inline)) bool
+rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m)
+{
+	struct rlog_entry *e;
+
+	if (!th->rlog_n)
+		return false;
+	e = &th->rlog[th->rlog_n - 1];
+	if (e->cell != cell || e->snapshot != w)
+		return false;
+	e->mask |= m;
+	rfilter_note(th, cell, m);
+	return true;
+}
+
+/*
  * Halves of @cell, read at cell word @w, for a group whose entry @site
  * made at that word (a sweep over an array): the entry takes them.
  * What rlog_append() would do for them, without looking at the newest

@@ -53,9 +53,9 @@ on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 }
 
 /*
- * Valor's first read of a cell in a region that a sweep's group entry
- * takes: the most common action after "nothing", so it has its own
- * small out-of-line path, which needs no callee-saved register.
+ * Valor's first read of bytes in a region that the newest entry (more
+ * bytes of its cell) or a sweep's group entry takes: the most common
+ * action after "nothing", so it has its own small out-of-line path.
  */
 static __attribute__((noinline)) void on_read_first(uintptr_t addr, size_t size,
 						    uintptr_t site, uint64_t w)
@@ -66,7 +66,8 @@ static __attribute__((noinline)) void on_read_first(uintptr_t addr, size_t size,
 	bool joined;
 
 	rt_busy_inc(t);
-	joined = rlog_join_group(th, addr >> CELL_SHIFT, w, m, site);
+	joined = rlog_join_newest(th, addr >> CELL_SHIFT, w, m) ||
+		 rlog_join_group(th, addr >> CELL_SHIFT, w, m, site);
 	rt_busy_dec(t);
 	if (!joined)
 		on_access_slow(addr, size, site, VALOR_FAST_LOG, NULL, w);
