@@ -68,10 +68,11 @@ void thread_region_boundary(struct valor_thread *th)
  * skip such accesses (semantics.md, "Threads that run alone"); FastTrack
  * cannot: an exited thread that was not joined still races with them.
  *
- * Only @th calls this, at its region boundaries, at joins and at its
- * creation.  Under VALOR_ONE_ROOT only a live thread creates threads, so
- * once @th sees itself alone no other thread can appear but by @th's own
- * valor_thread_create(), which ends its region and calls this again.
+ * Only @th calls this, at its region boundaries and joins, and its
+ * creator before it runs.  Under VALOR_ONE_ROOT only a live thread
+ * creates threads, so once @th sees itself alone no other thread can
+ * appear but by @th's own valor_thread_create(), which ends its region
+ * and calls this again.
  */
 void thread_update_mode(struct valor_thread *th)
 {
@@ -144,7 +145,6 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
-
 	th = eng_calloc(1,
 			sizeof(*th) + (ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
 					       RFILTER_ENTRIES *

@@ -178,9 +178,9 @@ void wlog_spill(struct valor_thread *th);
 
 /*
  * The write log: a slot's ring, of which this region's part is its write
- * set.  Inline here for the region-first write below.
+ * set; inline here for the region-first write below.  Called before a
+ * write changes a cell: a full ring spills half.
  */
-/* Called before a write changes a cell: a full ring spills half. */
 static inline __attribute__((always_inline)) void
 wlog_make_room(struct valor_thread *th)
 {
