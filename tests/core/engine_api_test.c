@@ -822,8 +822,10 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 	EXPECT_EQ(21, s.v[0].second.site);
 	EXPECT_EQ(0, valor_region_end(t2));
 	EXPECT_EQ(0, valor_region_end(t1));
-	EXPECT_EQ(0, valor_access(t2, X + 8, 8, true, 22));
-	EXPECT_EQ(0, valor_access(t2, X + 72, 8, true, 23));
+	/* Every cell the region owned, spilled or not, is given up. */
+	for (int i = 1; i < 10; i++)
+		EXPECT_EQ(0, valor_access(t2, X + 8 * i, 8, true, 22 + i));
+	EXPECT_EQ(1, s.n);
 	EXPECT_EQ(0, valor_region_end(t2));
 
 	/* Every other 64 bytes: no run to spill into, so the region splits. */
@@ -836,6 +838,49 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 		valor_ctx_stats(ctx, &after);
 		EXPECT_LT(st.regions, after.regions);
 	}
+	valor_ctx_free(ctx);
+}
+
+#define RUN1 0x300000ULL
+#define RUN2 0x380000ULL
+
+/*
+ * Runs of cells a region spilled in several steps are all given up when
+ * it ends: a write set of 8 spills four entries at a time, so one spill
+ * ends the first run (11 cells) and starts the second.
+ */
+TEST(spilled_runs_are_given_up_whole)
+{
+	struct valor_params p = { .write_log_entries = 8 };
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(VALOR, &s, &p);
+	struct valor_thread *t1, *t2;
+	struct valor_stats st;
+
+	ASSERT_NE(NULL, ctx);
+	t1 = valor_thread_create(ctx, NULL);
+	t2 = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	for (int i = 0; i < 11; i++)
+		valor_access(t1, RUN1 + 8 * i, 8, true, 40);
+	for (int i = 0; i < 10; i++)
+		valor_access(t1, RUN2 + 8 * i, 8, true, 41);
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(0, st.regions); /* spilled, never split */
+	EXPECT_LE(3, st.write_log_overflows);
+	/* Still owned: the last cell of each run conflicts. */
+	EXPECT_EQ(1, valor_access(t2, RUN1 + 80, 8, true, 42));
+	EXPECT_EQ(1, valor_access(t2, RUN2 + 72, 8, true, 42));
+	EXPECT_EQ(40, s.v[0].first.site);
+	EXPECT_EQ(41, s.v[1].first.site);
+	EXPECT_EQ(0, valor_region_end(t2));
+	EXPECT_EQ(0, valor_region_end(t1));
+	for (int i = 0; i < 11; i++)
+		EXPECT_EQ(0, valor_access(t2, RUN1 + 8 * i, 8, true, 43));
+	for (int i = 0; i < 10; i++)
+		EXPECT_EQ(0, valor_access(t2, RUN2 + 8 * i, 8, true, 44));
+	EXPECT_EQ(2, s.n);
 	valor_ctx_free(ctx);
 }
 
