@@ -580,6 +580,37 @@ TEST(read_log_holds_a_read_of_a_split_cell_once_per_region)
 	valor_ctx_free(ctx);
 }
 
+/*
+ * The read filter's entry for a chunk of 128 cells starts over in each
+ * region, for every cell of it: a read that a previous region logged is
+ * logged again, so another thread's write of it is a read-write
+ * conflict at this region's end.
+ */
+TEST(read_filter_starts_over_in_each_region)
+{
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = golden_valor_ctx_two_threads(&t1, &t2);
+	const uint64_t chunk = 0xa00000; /* 1 KiB aligned */
+
+	ASSERT_NE(NULL, ctx);
+	for (unsigned k = 0; k < 128; k++) {
+		uint64_t cell = chunk + 8 * k,
+			 other = chunk + 8 * ((k + 1) % 128);
+
+		EXPECT_EQ(0, valor_access(t1, cell, 8, false, 1));
+		EXPECT_EQ(0, valor_region_end(t1));
+		EXPECT_EQ(0, valor_access(t1, other, 8, false, 2));
+		EXPECT_EQ(0, valor_access(t1, cell, 8, false, 3));
+		EXPECT_EQ(0, valor_access(t2, cell, 8, true, 4));
+		EXPECT_EQ(1, valor_region_end(t1))
+		{
+			TH_LOG("cell %u of the chunk", k);
+		}
+		EXPECT_EQ(0, valor_region_end(t2));
+	}
+	valor_ctx_free(ctx);
+}
+
 static uint64_t cells_refined(struct valor_ctx *ctx)
 {
 	return stats_of(ctx).cells_refined;
