@@ -30,6 +30,51 @@
 /* The read log is full: grow it or split the region (valor.c). */
 void rlog_make_room(struct valor_thread *th);
 
+/*
+ * More bytes of the cell the newest entry is for, at the same word (a
+ * byte-by-byte scan): the entry takes them.
+ */
+static inline __attribute__((always_inline)) bool
+rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t snap,
+		 uint8_t m)
+{
+	struct rlog_entry *e;
+
+	if (!th->rlog_n)
+		return false;
+	e = &th->rlog[th->rlog_n - 1];
+	if (e->cell != cell || e->snapshot != snap)
+		return false;
+	e->mask |= m;
+	return true;
+}
+
+/*
+ * Halves of a cell read at the word @snap, where the same site read its
+ * group at that word before (a sweep over an array): that entry takes
+ * them.  *@slot is where a new entry for the group and site goes.
+ */
+static inline __attribute__((always_inline)) bool
+rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t snap,
+		uint8_t m, uint64_t site, uint32_t **slot)
+{
+	uint64_t group = rlog_group(cell);
+	struct rlog_entry *e;
+
+	*slot = &th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
+	if (!rlog_halves(m) || !**slot || **slot > th->rlog_n)
+		return false;
+	e = &th->rlog[**slot - 1];
+	if (rlog_group(e->cell) != group || e->snapshot != snap ||
+	    e->site != site)
+		return false;
+	if (e->cell == cell)
+		e->mask |= m;
+	else
+		rlog_more_add(e, cell & (RLOG_GROUP_CELLS - 1), m);
+	return true;
+}
+
 /* Inline: a region's every first read of a cell comes here. */
 static inline __attribute__((always_inline)) void
 rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
@@ -39,27 +84,9 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	struct rlog_entry *e;
 	uint32_t *slot;
 
-	if (th->rlog_n) {
-		e = &th->rlog[th->rlog_n - 1];
-		if (e->cell == cell && e->snapshot == snap) {
-			e->mask |= m;
-			return;
-		}
-	}
-	slot = &th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
-	/* Halves of a cell read where the same site read its group before. */
-	if (rlog_halves(m) && *slot && *slot <= th->rlog_n) {
-		e = &th->rlog[*slot - 1];
-		if (rlog_group(e->cell) == group && e->snapshot == snap &&
-		    e->site == site) {
-			if (e->cell == cell)
-				e->mask |= m;
-			else
-				rlog_more_add(e, cell & (RLOG_GROUP_CELLS - 1),
-					      m);
-			return;
-		}
-	}
+	if (rlog_join_newest(th, cell, snap, m) ||
+	    rlog_join_group(th, cell, snap, m, site, &slot))
+		return;
 	if (unlikely(th->rlog_n == th->rlog_cap))
 		rlog_make_room(th);
 	th->rbloom[(group / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (group % 64);
@@ -110,50 +137,6 @@ rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 		f->tag = tag;
 	}
 	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
-}
-
-/*
- * More bytes of the cell the newest entry is for, at the same word (a
- * byte-by-byte scan): the entry takes them, as rlog_append() would.
- */
-static inline __attribute__((always_inline)) bool
-rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m)
-{
-	struct rlog_entry *e;
-
-	if (!th->rlog_n)
-		return false;
-	e = &th->rlog[th->rlog_n - 1];
-	if (e->cell != cell || e->snapshot != w)
-		return false;
-	e->mask |= m;
-	rfilter_note(th, cell, m);
-	return true;
-}
-
-/*
- * Halves of @cell, read at cell word @w, for a group whose entry @site
- * made at that word (a sweep over an array): the entry takes them.
- * What rlog_append() would do for them, without looking at the newest
- * entry first; false if there is no such entry.
- */
-static inline __attribute__((always_inline)) bool
-rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
-		uint64_t site)
-{
-	uint64_t group = rlog_group(cell);
-	uint32_t i = th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
-	struct rlog_entry *e;
-
-	if (!rlog_halves(m) || !i || i > th->rlog_n)
-		return false;
-	e = &th->rlog[i - 1];
-	if (e->cell == cell || rlog_group(e->cell) != group ||
-	    e->snapshot != w || e->site != site)
-		return false;
-	rlog_more_add(e, cell & (RLOG_GROUP_CELLS - 1), m);
-	rfilter_note(th, cell, m);
-	return true;
 }
 
 /* Log a read of a compact cell; inline in the runtime's slow path too. */

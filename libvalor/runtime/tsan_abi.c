@@ -63,11 +63,15 @@ static __attribute__((noinline)) void on_read_first(uintptr_t addr, size_t size,
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
+	uint64_t cell = addr >> CELL_SHIFT;
+	uint32_t *slot;
 	bool joined;
 
 	rt_busy_inc(t);
-	joined = rlog_join_newest(th, addr >> CELL_SHIFT, w, m) ||
-		 rlog_join_group(th, addr >> CELL_SHIFT, w, m, site);
+	joined = rlog_join_newest(th, cell, w, m) ||
+		 rlog_join_group(th, cell, w, m, site, &slot);
+	if (joined)
+		rfilter_note(th, cell, m);
 	rt_busy_dec(t);
 	if (!joined)
 		on_access_slow(addr, size, site, VALOR_FAST_LOG, NULL, w);
@@ -175,8 +179,14 @@ RT_EXPORT void __tsan_init(void)
  * --param tsan-distinguish-volatile=1, clang -mllvm
  * -tsan-distinguish-volatile, -mllvm -tsan-compound-read-before-write).
  */
+/*
+ * Each entry point starts a cache line: where the linker happened to put
+ * them moved whole workloads by 5%, with the same instructions.
+ */
+#define ACCESS_ENTRY RT_EXPORT __attribute__((aligned(64)))
+
 #define DEFINE_ACCESS(name, size, is_write)              \
-	RT_EXPORT void name(void *addr)                  \
+	ACCESS_ENTRY void name(void *addr)               \
 	{                                                \
 		on_access(addr, size, is_write, SITE()); \
 	}
