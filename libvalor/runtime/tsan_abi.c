@@ -53,9 +53,10 @@ on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 }
 
 /*
- * Valor's first read of bytes in a region that the newest entry (more
- * bytes of its cell) or a sweep's group entry takes: the most common
- * action after "nothing", so it has its own small out-of-line path.
+ * Valor's first read of bytes in a region: the most common action after
+ * "nothing", so it has its own out-of-line path, which does only that
+ * (the newest entry or a sweep's group entry takes the bytes, or a new
+ * entry does).
  */
 static __attribute__((noinline)) void on_read_first(uintptr_t addr, size_t size,
 						    uintptr_t site, uint64_t w)
@@ -63,18 +64,10 @@ static __attribute__((noinline)) void on_read_first(uintptr_t addr, size_t size,
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
-	uint64_t cell = addr >> CELL_SHIFT;
-	uint32_t *slot;
-	bool joined;
 
 	rt_busy_inc(t);
-	joined = rlog_join_newest(th, cell, w, m) ||
-		 rlog_join_group(th, cell, w, m, site, &slot);
-	if (joined)
-		rfilter_note(th, cell, m);
+	valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
 	rt_busy_dec(t);
-	if (!joined)
-		on_access_slow(addr, size, site, VALOR_FAST_LOG, NULL, w);
 }
 
 /* FastRCD and FastTrack: every access is the engine's. */
