@@ -817,6 +817,19 @@ TEST(stats_counters_move_as_documented)
 	valor_ctx_free(ctx);
 }
 
+/* A Valor context from @p with two threads without a parent. */
+static struct valor_ctx *valor_ctx_two_roots(struct sink *s,
+					     struct valor_params *p,
+					     struct valor_thread **t1,
+					     struct valor_thread **t2)
+{
+	struct valor_ctx *ctx = new_ctx(VALOR, s, p);
+
+	*t1 = ctx ? valor_thread_create(ctx, NULL) : NULL;
+	*t2 = ctx ? valor_thread_create(ctx, NULL) : NULL;
+	return ctx;
+}
+
 /*
  * A region that writes more cells in a row than its write set holds
  * keeps owning them all: another thread's write of the first one is a
@@ -828,13 +841,11 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 {
 	struct valor_params p = { .write_log_entries = 4 };
 	struct sink s;
-	struct valor_ctx *ctx = new_ctx(VALOR, &s, &p);
 	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
 	struct valor_stats st;
 
 	ASSERT_NE(NULL, ctx);
-	t1 = valor_thread_create(ctx, NULL);
-	t2 = valor_thread_create(ctx, NULL);
 	ASSERT_NE(NULL, t1);
 	ASSERT_NE(NULL, t2);
 	for (int i = 0; i < 10; i++)
@@ -884,13 +895,11 @@ TEST(spilled_runs_are_given_up_whole)
 {
 	struct valor_params p = { .write_log_entries = 8 };
 	struct sink s;
-	struct valor_ctx *ctx = new_ctx(VALOR, &s, &p);
 	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
 	struct valor_stats st;
 
 	ASSERT_NE(NULL, ctx);
-	t1 = valor_thread_create(ctx, NULL);
-	t2 = valor_thread_create(ctx, NULL);
 	ASSERT_NE(NULL, t1);
 	ASSERT_NE(NULL, t2);
 	for (int i = 0; i < 11; i++)
