@@ -333,6 +333,8 @@ TEST_F(life, module_unload_refused_while_armed_then_allowed)
 /*
  * Signals landing between a fault and its step: the program neither sees
  * a stray SIGTRAP nor loses a store, and each store is reported once.
+ * The handler loads the word in its first 8,192 runs only (vtest.c), so
+ * that stores and loads fit the session's buffer however slow the guest.
  */
 TEST_F(life, signals_during_single_steps)
 {
