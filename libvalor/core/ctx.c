@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Creating and destroying an analysis context; its counters. */
+#include "hbcell.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -68,7 +69,10 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 		if (!ctx->sync)
 			goto err_slots;
 	}
-	err = shadow_init(&ctx->shadow);
+	err = shadow_init(&ctx->shadow,
+			  ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
+				  CELL_SHIFT :
+				  HB_CELL_SHIFT);
 	if (err)
 		goto err_sync;
 	arena_init(&ctx->arena);
@@ -100,6 +104,7 @@ void valor_ctx_free(struct valor_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->nslots; i++) {
 		eng_free(ctx->slots[i].wlog);
 		eng_free(ctx->slots[i].runs);
+		eng_free(ctx->slots[i].occ);
 	}
 	sync_table_free(ctx->sync);
 	arena_fini(&ctx->arena);

@@ -3,7 +3,8 @@
  * FastRCD (the Valor paper, section 3.1, Algorithms 1 and 2): eager region
  * conflict detection.  A region is ongoing while its epoch's clock is
  * still its slot's clock; slots' clocks only grow, across occupants, so an
- * epoch of an exited thread is never ongoing.
+ * epoch of an exited thread is never ongoing.  Done here on a cell's
+ * records at once (hbcell.h); per byte it is the paper's algorithm.
  */
 #include "hbcell.h"
 #include "internal.h"
@@ -12,73 +13,54 @@ static bool ongoing(const struct valor_ctx *ctx, uint64_t epoch)
 {
 	uint32_t slot = epoch_slot(epoch);
 
-	return epoch && epoch_clock(epoch) ==
-				atomic_load_explicit(&ctx->slots[slot].clock,
-						     memory_order_acquire);
+	return epoch_clock(epoch) ==
+	       atomic_load_explicit(&ctx->slots[slot].clock,
+				    memory_order_acquire);
 }
 
-/* Another thread's region that is still going on? */
-static bool other_ongoing(const struct hb_op *op, uint64_t epoch)
+/* Report the records of one kind of other threads' ongoing regions. */
+static void report_ongoing(const struct hb_op *op, const struct hb_work *w,
+			   uint8_t todo, bool writes, uint32_t kind)
 {
-	return epoch && epoch_slot(epoch) != op->th->slot &&
-	       ongoing(op->th->ctx, epoch);
-}
+	for (uint32_t i = 0; i < w->n; i++) {
+		const struct hb_xrec *r = &w->v[i];
+		uint8_t bytes = r->mask & todo;
 
-static void fastrcd_read(const struct hb_op *op, struct hb_byte *b,
-			 unsigned byte)
-{
-	struct valor_ctx *ctx = op->th->ctx;
-	struct hb_access me = { op->epoch, op->site, op->th->tid };
-
-	if (hb_readset_has(b, op->epoch))
-		return; /* read already in this region */
-	if (other_ongoing(op, b->w.epoch))
-		hb_report(op, VALOR_CONFLICT_WR, byte, &b->w, true);
-
-	if (!b->rs) {
-		if (!b->r.epoch || epoch_slot(b->r.epoch) == op->th->slot ||
-		    !ongoing(ctx, b->r.epoch)) {
-			b->r = me;
-			return;
-		}
-		hb_readset_put(&op->th->ctx->arena, b, &me);
-		return;
+		if (bytes && r->is_write == writes &&
+		    epoch_slot(r->epoch) != op->th->slot &&
+		    ongoing(op->th->ctx, r->epoch))
+			hb_report(op, kind, r, bytes);
 	}
-	/* Read map: keep only readers whose regions are ongoing. */
-	uint32_t kept = 0;
-
-	for (uint32_t i = 0; i < b->rs->n; i++)
-		if (ongoing(ctx, b->rs->v[i].epoch))
-			b->rs->v[kept++] = b->rs->v[i];
-	b->rs->n = kept;
-	hb_readset_put(&op->th->ctx->arena, b, &me);
 }
 
-static void fastrcd_write(const struct hb_op *op, struct hb_byte *b,
-			  unsigned byte)
+bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
-	if (b->w.epoch == op->epoch)
-		return; /* written already in this region */
-	if (other_ongoing(op, b->w.epoch))
-		hb_report(op, VALOR_CONFLICT_WW, byte, &b->w, true);
-	if (b->rs) {
-		for (uint32_t i = 0; i < b->rs->n; i++)
-			if (other_ongoing(op, b->rs->v[i].epoch))
-				hb_report(op, VALOR_CONFLICT_RW, byte,
-					  &b->rs->v[i], false);
-	} else if (other_ongoing(op, b->r.epoch)) {
-		hb_report(op, VALOR_CONFLICT_RW, byte, &b->r, false);
+	/* Bytes this region wrote (or read) already are left alone. */
+	uint8_t todo = m & (uint8_t)~hb_covered(w, op->epoch, op->is_write);
+
+	if (!todo)
+		return false;
+	if (op->is_write) {
+		report_ongoing(op, w, todo, true, VALOR_CONFLICT_WW);
+		report_ongoing(op, w, todo, false, VALOR_CONFLICT_RW);
+		hb_write_update(w, op, todo);
+		return true;
 	}
-	b->w = (struct hb_access){ op->epoch, op->site, op->th->tid };
-	hb_byte_keep_own_read(&op->th->ctx->arena, b, epoch_slot(op->epoch));
-}
+	report_ongoing(op, w, todo, true, VALOR_CONFLICT_WR);
+	/*
+	 * The read map keeps only readers whose regions are ongoing, and
+	 * the thread's own earlier read is replaced.
+	 */
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct hb_xrec *r = &w->v[i];
 
-void fastrcd_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)
-{
-	if (op->is_write)
-		fastrcd_write(op, b, byte);
-	else
-		fastrcd_read(op, b, byte);
+		if (!r->is_write && (r->mask & todo) &&
+		    (epoch_slot(r->epoch) == op->th->slot ||
+		     !ongoing(op->th->ctx, r->epoch)))
+			r->mask &= (uint8_t)~todo;
+	}
+	hb_add(w, op, todo);
+	return true;
 }
 
 void fastrcd_access(struct valor_thread *th, uintptr_t addr, size_t size,

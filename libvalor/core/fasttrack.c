@@ -3,7 +3,8 @@
  * FastTrack (Flanagan and Freund, PLDI 2009): happens-before race
  * detection with vector clocks, where a location's last write is one
  * epoch and its reads are one epoch until two concurrent reads need a
- * read vector (the read set).
+ * read vector (the read set).  Done here on a cell's records at once
+ * (hbcell.h); per byte it is the paper's algorithm.
  */
 #include "hbcell.h"
 #include "internal.h"
@@ -14,50 +15,67 @@ static bool happens_before(const struct valor_thread *th, uint64_t epoch)
 	return epoch_clock(epoch) <= vclock_get(&th->vc, epoch_slot(epoch));
 }
 
-static void fasttrack_read(const struct hb_op *op, struct hb_byte *b,
-			   unsigned byte)
+/* Report the records of one kind that race with the access on @todo. */
+static void report_racing(const struct hb_op *op, const struct hb_work *w,
+			  uint8_t todo, bool writes, uint32_t kind)
 {
-	const struct valor_thread *th = op->th;
-	struct hb_access me = { op->epoch, op->site, th->tid };
+	for (uint32_t i = 0; i < w->n; i++) {
+		const struct hb_xrec *r = &w->v[i];
+		uint8_t bytes = r->mask & todo;
 
-	if (hb_readset_has(b, op->epoch))
-		return; /* same epoch */
-	if (b->w.epoch && !happens_before(th, b->w.epoch))
-		hb_report(op, VALOR_CONFLICT_WR, byte, &b->w, true);
-	if (!b->rs && (!b->r.epoch || happens_before(th, b->r.epoch))) {
-		b->r = me; /* reads still totally ordered: one epoch */
-		return;
+		if (bytes && r->is_write == writes &&
+		    !happens_before(op->th, r->epoch))
+			hb_report(op, kind, r, bytes);
 	}
-	hb_readset_put(&op->th->ctx->arena, b, &me);
 }
 
-static void fasttrack_write(const struct hb_op *op, struct hb_byte *b,
-			    unsigned byte)
+static void fasttrack_read(const struct hb_op *op, struct hb_work *w,
+			   uint8_t todo)
 {
-	const struct valor_thread *th = op->th;
+	uint32_t slot = op->th->slot;
+	uint8_t once = 0, twice = 0, single;
 
-	if (b->w.epoch == op->epoch)
-		return; /* same epoch */
-	if (b->w.epoch && !happens_before(th, b->w.epoch))
-		hb_report(op, VALOR_CONFLICT_WW, byte, &b->w, true);
-	if (b->rs) {
-		for (uint32_t i = 0; i < b->rs->n; i++)
-			if (!happens_before(th, b->rs->v[i].epoch))
-				hb_report(op, VALOR_CONFLICT_RW, byte,
-					  &b->rs->v[i], false);
-	} else if (b->r.epoch && !happens_before(th, b->r.epoch)) {
-		hb_report(op, VALOR_CONFLICT_RW, byte, &b->r, false);
+	report_racing(op, w, todo, true, VALOR_CONFLICT_WR);
+	for (uint32_t i = 0; i < w->n; i++) {
+		if (!w->v[i].is_write) {
+			twice |= once & w->v[i].mask;
+			once |= w->v[i].mask;
+		}
 	}
-	b->w = (struct hb_access){ op->epoch, op->site, th->tid };
-	hb_byte_keep_own_read(&op->th->ctx->arena, b, epoch_slot(op->epoch));
+	/*
+	 * A byte read once keeps that read only while it is concurrent with
+	 * this one (then the two make a read set); a read set keeps every
+	 * entry; either way the thread's own earlier read is replaced.
+	 */
+	single = once & ~twice;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct hb_xrec *r = &w->v[i];
+
+		if (r->is_write || !(r->mask & todo))
+			continue;
+		if (epoch_slot(r->epoch) == slot)
+			r->mask &= (uint8_t)~todo;
+		else if (happens_before(op->th, r->epoch))
+			r->mask &= (uint8_t) ~(todo & single);
+	}
+	hb_add(w, op, todo);
 }
 
-void fasttrack_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)
+bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
-	if (op->is_write)
-		fasttrack_write(op, b, byte);
-	else
-		fasttrack_read(op, b, byte);
+	/* Bytes this epoch wrote (or read) already are left alone. */
+	uint8_t todo = m & (uint8_t)~hb_covered(w, op->epoch, op->is_write);
+
+	if (!todo)
+		return false;
+	if (!op->is_write) {
+		fasttrack_read(op, w, todo);
+		return true;
+	}
+	report_racing(op, w, todo, true, VALOR_CONFLICT_WW);
+	report_racing(op, w, todo, false, VALOR_CONFLICT_RW);
+	hb_write_update(w, op, todo);
+	return true;
 }
 
 void fasttrack_access(struct valor_thread *th, uintptr_t addr, size_t size,

@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Cells of FastRCD and FastTrack: creation, locking, splitting, read sets,
- * frees, and the loop that applies one analysis to the bytes an access
- * touches (see hbcell.h).
+ * Cells of FastRCD and FastTrack: finding them in the shadow, the lock,
+ * the same-epoch check without it, loading and storing a cell's records,
+ * the record operations both analyses are made of, frees, and moves
+ * (see hbcell.h).
  */
 #include "hbcell.h"
 #include "internal.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define READSET_MIN 4
+#define HB_MASKS (HB_VERSION_ONE - 1 - HB_LOCKED - HB_EXT)
+#define EXT_FIRST_CAP 8
 
 static inline void cpu_relax(void)
 {
@@ -22,329 +23,334 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void cell_lock(struct hb_cell *c)
+/* A field of a cell read or written outside the lock-holder's view. */
+#define UNLOCKED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define PUBLISH(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static size_t ext_bytes(uint32_t cap)
 {
-	uint32_t s = atomic_load_explicit(&c->seq, memory_order_relaxed);
+	return sizeof(struct hb_ext) + cap * sizeof(struct hb_xrec);
+}
+
+static struct hb_cell *cell_in(void *leaf, uint64_t cell)
+{
+	return (struct hb_cell *)leaf + (cell & (SHADOW_LEAF_WORDS - 1));
+}
+
+/* The cell's record, its leaf created if need be; NULL if out of memory. */
+static struct hb_cell *cell_get(struct shadow *sh, uint64_t cell)
+{
+	void *leaf = shadow_leaf_get(sh, cell);
+
+	return leaf ? cell_in(leaf, cell) : NULL;
+}
+
+/* The cell's record if its leaf exists. */
+static struct hb_cell *cell_peek(struct shadow *sh, uint64_t cell)
+{
+	void *leaf = shadow_leaf_peek(sh, cell);
+
+	return leaf ? cell_in(leaf, cell) : NULL;
+}
+
+/* Returns the head as it was, unlocked. */
+static uint64_t cell_lock(struct hb_cell *c)
+{
+	uint64_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
 
 	for (;;) {
-		if (!(s & 1) &&
-		    atomic_compare_exchange_weak_explicit(&c->seq, &s, s + 1,
-							  memory_order_acquire,
-							  memory_order_relaxed))
-			return;
+		if (!(h & HB_LOCKED) &&
+		    atomic_compare_exchange_weak_explicit(
+			    &c->head, &h, h | HB_LOCKED, memory_order_acquire,
+			    memory_order_relaxed))
+			return h;
 		cpu_relax();
-		s = atomic_load_explicit(&c->seq, memory_order_relaxed);
+		h = atomic_load_explicit(&c->head, memory_order_relaxed);
 	}
 }
 
-static void cell_unlock(struct hb_cell *c)
+static void cell_unlock(struct hb_cell *c, uint64_t head)
 {
-	atomic_store_explicit(
-		&c->seq,
-		atomic_load_explicit(&c->seq, memory_order_relaxed) + 1,
-		memory_order_release);
+	atomic_store_explicit(&c->head, head & ~HB_LOCKED,
+			      memory_order_release);
 }
 
-/* A field of a cell read without its lock; the sequence check decides. */
-#define UNLOCKED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+static unsigned head_rec(uint64_t h, unsigned i)
+{
+	return (unsigned)(h >> HB_REC_SHIFT(i)) & (HB_REC_WRITE | 0xff);
+}
 
 /*
- * Would the access leave the cell unchanged (the same epoch wrote, or
- * read, it already)?  Decided without the lock: the answer counts only
- * if no lock holder came in between.  Read sets live in the arena, whose
- * memory stays mapped, and are looked into only after the sequence shows
- * that the pointer and its capacity belong together.
+ * Bytes that records of @epoch and kind cover, read without the lock;
+ * 0 when a lock holder came in between.  An ext block is looked into
+ * only once the head shows that the pointer and its capacity belong
+ * together; arena memory stays mapped and a block keeps its size when
+ * reused, so a scan of a block freed meanwhile stays inside it, and the
+ * head decides whether what it read counts.
  */
-static bool same_epoch_unlocked(struct hb_cell *c, const struct hb_op *op)
+static uint8_t covered_unlocked(struct hb_cell *c, uint64_t epoch,
+				bool is_write)
 {
-	uint32_t s = atomic_load_explicit(&c->seq, memory_order_acquire);
-	const struct hb_byte *b = &c->whole;
-	const struct hb_readset *rs;
-	bool same = false;
+	uint64_t h = atomic_load_explicit(&c->head, memory_order_acquire);
+	unsigned want = is_write ? HB_REC_WRITE : 0;
+	uint8_t cov = 0;
 
-	if ((s & 1) || UNLOCKED(c->split))
-		return false;
-	if (op->is_write) {
-		same = UNLOCKED(b->w.epoch) == op->epoch;
-	} else {
-		rs = UNLOCKED(b->rs);
-		if (!rs) {
-			same = UNLOCKED(b->r.epoch) == op->epoch;
-		} else {
-			uint32_t n, cap;
+	if (h & HB_LOCKED)
+		return 0;
+	if (!(h & HB_EXT)) {
+		for (unsigned i = 0; i < HB_RECS; i++) {
+			unsigned r = head_rec(h, i);
 
-			atomic_thread_fence(memory_order_acquire);
-			if (atomic_load_explicit(&c->seq,
-						 memory_order_relaxed) != s)
-				return false;
-			n = UNLOCKED(rs->n);
-			cap = UNLOCKED(rs->cap);
-			atomic_thread_fence(memory_order_acquire);
-			if (atomic_load_explicit(&c->seq,
-						 memory_order_relaxed) != s)
-				return false;
-			for (uint32_t i = 0; i < n && i < cap && !same; i++)
-				same = UNLOCKED(rs->v[i].epoch) == op->epoch;
+			if ((r & HB_REC_WRITE) == want &&
+			    UNLOCKED(c->rec[i].epoch) == epoch)
+				cov |= (uint8_t)r;
 		}
+	} else {
+		const struct hb_ext *x = UNLOCKED(c->ext);
+		uint32_t n, cap;
+
+		atomic_thread_fence(memory_order_acquire);
+		if (!x ||
+		    atomic_load_explicit(&c->head, memory_order_relaxed) != h)
+			return 0;
+		n = UNLOCKED(x->n);
+		cap = UNLOCKED(x->cap);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&c->head, memory_order_relaxed) != h)
+			return 0;
+		for (uint32_t i = 0; i < n && i < cap; i++)
+			if (UNLOCKED(x->v[i].is_write) == is_write &&
+			    UNLOCKED(x->v[i].epoch) == epoch)
+				cov |= UNLOCKED(x->v[i].mask);
 	}
 	atomic_thread_fence(memory_order_acquire);
-	return same && atomic_load_explicit(&c->seq, memory_order_relaxed) == s;
+	return atomic_load_explicit(&c->head, memory_order_relaxed) == h ? cov :
+									   0;
 }
 
-static struct hb_cell *cell_get(struct valor_ctx *ctx, uint64_t cell)
+/*
+ * The records of a cell, lock held, with room for one more: 1 if that
+ * took a bigger ext block (the cell changed), -ENOMEM if there was none.
+ */
+static int work_load(struct arena *ar, struct hb_cell *c, uint64_t h,
+		     struct hb_work *w)
 {
-	shadow_word *p = shadow_get(&ctx->shadow, cell);
-	uint64_t w, expected = 0;
-	struct hb_cell *c;
+	struct hb_ext *x;
+	int grew = 0;
 
-	if (!p)
-		return NULL;
-	w = atomic_load_explicit(p, memory_order_acquire);
-	if (likely(w))
-		return (struct hb_cell *)(uintptr_t)w;
-	c = arena_alloc(&ctx->arena, sizeof(*c));
-	if (!c)
-		return NULL;
-	atomic_store_explicit(&c->seq, 0, memory_order_relaxed);
-	if (!atomic_compare_exchange_strong(p, &expected, (uintptr_t)c)) {
-		arena_free(&ctx->arena, c, sizeof(*c));
-		return (struct hb_cell *)(uintptr_t)expected;
-	}
-	return c;
-}
+	if (!(h & HB_EXT)) {
+		w->ext = NULL;
+		w->v = w->local;
+		w->cap = HB_RECS + 1;
+		w->n = 0;
+		for (unsigned i = 0; i < HB_RECS; i++) {
+			unsigned r = head_rec(h, i);
 
-bool hb_readset_has(const struct hb_byte *b, uint64_t epoch)
-{
-	if (!b->rs)
-		return b->r.epoch == epoch;
-	for (uint32_t i = 0; i < b->rs->n; i++)
-		if (b->rs->v[i].epoch == epoch)
-			return true;
-	return false;
-}
-
-/* Add @a to the read set, replacing an entry of the same slot. */
-static size_t readset_bytes(uint32_t cap)
-{
-	return sizeof(struct hb_readset) + cap * sizeof(struct hb_access);
-}
-
-int hb_readset_put(struct arena *ar, struct hb_byte *b,
-		   const struct hb_access *a)
-{
-	struct hb_readset *rs = b->rs;
-	uint32_t slot = epoch_slot(a->epoch);
-
-	if (!rs) {
-		rs = arena_alloc(ar, readset_bytes(READSET_MIN));
-		if (!rs)
-			return -ENOMEM;
-		rs->cap = READSET_MIN;
-		rs->n = 0;
-		if (b->r.epoch)
-			rs->v[rs->n++] = b->r;
-		b->r.epoch = 0;
-		b->rs = rs;
-	}
-	for (uint32_t i = 0; i < rs->n; i++) {
-		if (epoch_slot(rs->v[i].epoch) == slot) {
-			rs->v[i] = *a;
-			return 0;
+			if (r & 0xff)
+				w->local[w->n++] = (struct hb_xrec){
+					.epoch = c->rec[i].epoch,
+					.site = c->rec[i].site,
+					.mask = (uint8_t)r,
+					.is_write = !!(r & HB_REC_WRITE),
+				};
 		}
+		return 0;
 	}
-	if (rs->n == rs->cap) {
-		uint32_t cap = 2 * rs->cap;
-		struct hb_readset *bigger = arena_alloc(ar, readset_bytes(cap));
+	x = c->ext;
+	if (x->n == x->cap) {
+		struct hb_ext *bigger = arena_alloc(ar, ext_bytes(2 * x->cap));
 
 		if (!bigger)
 			return -ENOMEM;
-		memcpy(bigger, rs, readset_bytes(rs->n));
-		bigger->cap = cap;
-		arena_free(ar, rs, readset_bytes(rs->cap));
-		rs = bigger;
-		b->rs = rs;
+		memcpy(bigger, x, ext_bytes(x->n));
+		bigger->cap = 2 * x->cap;
+		PUBLISH(c->ext, bigger);
+		arena_free(ar, x, ext_bytes(x->cap));
+		x = bigger;
+		grew = 1;
 	}
-	rs->v[rs->n++] = *a;
-	return 0;
+	w->ext = x;
+	w->v = x->v;
+	w->n = x->n;
+	w->cap = x->cap;
+	return grew;
 }
 
-void hb_byte_clear_reads(struct arena *ar, struct hb_byte *b)
+/* Write the records back; returns the new head (still locked). */
+static uint64_t work_store(struct valor_thread *th, struct hb_cell *c,
+			   uint64_t h, struct hb_work *w)
 {
-	if (b->rs)
-		arena_free(ar, b->rs, readset_bytes(b->rs->cap));
-	b->rs = NULL;
-	memset(&b->r, 0, sizeof(b->r));
+	struct arena *ar = &th->ctx->arena;
+	uint64_t nh = (h & ~(HB_MASKS | HB_EXT)) + HB_VERSION_ONE;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->v[i].mask)
+			w->v[n++] = w->v[i];
+	w->n = n;
+	if (n > HB_RECS && !w->ext) {
+		struct hb_ext *x = arena_alloc(ar, ext_bytes(EXT_FIRST_CAP));
+
+		if (x) {
+			x->cap = EXT_FIRST_CAP;
+			x->n = n;
+			memcpy(x->v, w->v, n * sizeof(*x->v));
+			PUBLISH(c->ext, x);
+			th->st.cells_refined++;
+			return nh | HB_EXT;
+		}
+		/* Out of memory: the oldest record is lost. */
+		memmove(w->v, w->v + 1, --n * sizeof(*w->v));
+	} else if (n > HB_RECS) {
+		w->ext->n = n;
+		return nh | HB_EXT;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		PUBLISH(c->rec[i].epoch, w->v[i].epoch);
+		PUBLISH(c->rec[i].site, w->v[i].site);
+		nh |= (uint64_t)(w->v[i].mask |
+				 (w->v[i].is_write ? HB_REC_WRITE : 0))
+		      << HB_REC_SHIFT(i);
+	}
+	if (w->ext) {
+		PUBLISH(c->ext, NULL);
+		arena_free(ar, w->ext, ext_bytes(w->ext->cap));
+	}
+	return nh;
 }
 
-/*
- * After a write by @slot: forget every read but @slot's own.  The
- * algorithms of the papers forget all reads (a later conflict with the
- * writer's read is also one with its write), but keeping the writer's
- * read lets a report name both conflicting accesses of that thread.
- */
-void hb_byte_keep_own_read(struct arena *ar, struct hb_byte *b, uint32_t slot)
+uint8_t hb_covered(const struct hb_work *w, uint64_t epoch, bool is_write)
 {
-	struct hb_access own = { 0 };
+	uint8_t cov = 0;
 
-	if (b->rs) {
-		for (uint32_t i = 0; i < b->rs->n; i++)
-			if (epoch_slot(b->rs->v[i].epoch) == slot)
-				own = b->rs->v[i];
-	} else if (b->r.epoch && epoch_slot(b->r.epoch) == slot) {
-		own = b->r;
-	}
-	hb_byte_clear_reads(ar, b);
-	b->r = own;
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->v[i].is_write == is_write && w->v[i].epoch == epoch)
+			cov |= w->v[i].mask;
+	return cov;
 }
 
-static int byte_copy(struct arena *ar, struct hb_byte *dst,
-		     const struct hb_byte *src)
+void hb_add(struct hb_work *w, const struct hb_op *op, uint8_t bytes)
 {
-	*dst = *src;
-	if (src->rs) {
-		size_t bytes = readset_bytes(src->rs->cap);
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct hb_xrec *r = &w->v[i];
 
-		dst->rs = arena_alloc(ar, bytes);
-		if (!dst->rs)
-			return -ENOMEM;
-		memcpy(dst->rs, src->rs, bytes);
-	}
-	return 0;
-}
-
-static int cell_split(struct valor_ctx *ctx, struct valor_thread *th,
-		      struct hb_cell *c)
-{
-	struct hb_byte *bytes = c->bytes;
-
-	if (!bytes) {
-		bytes = arena_alloc(&ctx->arena, CELL_SIZE * sizeof(*bytes));
-		if (!bytes)
-			return -ENOMEM;
-	}
-	for (unsigned i = 0; i < CELL_SIZE; i++) {
-		if (byte_copy(&ctx->arena, &bytes[i], &c->whole)) {
-			while (i--)
-				hb_byte_clear_reads(&ctx->arena, &bytes[i]);
-			if (!c->bytes)
-				arena_free(&ctx->arena, bytes,
-					   CELL_SIZE * sizeof(*bytes));
-			return -ENOMEM;
+		if (r->epoch == op->epoch && r->site == op->site &&
+		    r->is_write == op->is_write) {
+			r->mask |= bytes;
+			return;
 		}
 	}
-	hb_byte_clear_reads(&ctx->arena, &c->whole);
-	memset(&c->whole, 0, sizeof(c->whole));
-	c->bytes = bytes;
-	c->split = true;
-	th->st.cells_refined++;
-	return 0;
+	/* work_load() left room for one. */
+	w->v[w->n++] = (struct hb_xrec){
+		.epoch = op->epoch,
+		.site = op->site,
+		.mask = bytes,
+		.is_write = op->is_write,
+	};
 }
 
-void hb_report(const struct hb_op *op, uint32_t kind, unsigned byte,
-	       const struct hb_access *earlier, bool earlier_is_write)
+void hb_write_update(struct hb_work *w, const struct hb_op *op, uint8_t bytes)
+{
+	uint32_t slot = epoch_slot(op->epoch);
+
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct hb_xrec *r = &w->v[i];
+
+		if (r->is_write || epoch_slot(r->epoch) != slot)
+			r->mask &= (uint8_t)~bytes;
+	}
+	hb_add(w, op, bytes);
+}
+
+void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
+	       uint8_t bytes)
 {
 	struct valor_thread *th = op->th;
-	struct valor_conflict c = {
-		.kind = kind,
-		.addr = (op->cell << CELL_SHIFT) + byte,
-		.size = op->width,
-		.first = {
-			.tid = earlier->tid,
-			.site = earlier->site,
-			.region = epoch_clock(earlier->epoch),
-			.is_write = earlier_is_write,
-		},
-		.second = {
-			.tid = th->tid,
-			.site = op->site,
-			.region = th->clock,
-			.is_write = op->is_write,
-		},
-	};
+	uint64_t tid = slot_tid_at(th->ctx, r->epoch);
 
-	conflict_push(th, &th->eager, &c);
+	for_each_run(bytes, lo, len) {
+		struct valor_conflict c = {
+			.kind = kind,
+			.addr = (op->cell << CELL_SHIFT) + lo,
+			.size = len,
+			.first = {
+				.tid = tid,
+				.site = r->site,
+				.region = epoch_clock(r->epoch),
+				.is_write = r->is_write,
+			},
+			.second = {
+				.tid = th->tid,
+				.site = op->site,
+				.region = th->clock,
+				.is_write = op->is_write,
+			},
+		};
+
+		conflict_push(th, &th->eager, &c);
+	}
 }
 
-/* Would this access leave the whole-cell record unchanged?  (Same epoch.) */
-static bool whole_unchanged(const struct hb_cell *c, const struct hb_op *op)
-{
-	if (op->is_write)
-		return c->whole.w.epoch == op->epoch;
-	return hb_readset_has(&c->whole, op->epoch);
-}
-
-static void apply_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)
+static bool analyse(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
 	if (op->th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD)
-		fastrcd_byte(op, b, byte);
-	else
-		fasttrack_byte(op, b, byte);
+		return fastrcd_cell(op, w, m);
+	return fasttrack_cell(op, w, m);
 }
 
-static void free_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte)
+/* A free is checked as a write, then the bytes forget everything. */
+static bool free_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
-	/* A free is checked as a write, then forgets everything. */
-	apply_byte(op, b, byte);
-	hb_byte_clear_reads(&op->th->ctx->arena, b);
-	memset(&b->w, 0, sizeof(b->w));
+	analyse(op, w, m);
+	for (uint32_t i = 0; i < w->n; i++)
+		w->v[i].mask &= (uint8_t)~m;
+	return true;
 }
 
-static void apply_cell(struct valor_thread *th, struct hb_cell *c,
-		       struct hb_op *op, uint8_t m, bool is_free)
+static void apply_cell(struct hb_op *op, struct hb_cell *c, uint8_t m,
+		       bool is_free)
 {
-	struct valor_ctx *ctx = th->ctx;
+	struct valor_thread *th = op->th;
+	uint64_t h = cell_lock(c);
+	struct hb_work w;
+	int grew = work_load(&th->ctx->arena, c, h, &w);
+	bool changed;
 
-	if (!c->split) {
-		if (m == 0xff) {
-			/* One record for all eight bytes: report all eight. */
-			op->width = CELL_SIZE;
-			if (is_free)
-				free_byte(op, &c->whole, 0);
-			else
-				apply_byte(op, &c->whole, 0);
-			op->width = 1;
-			return;
-		}
-		if (!is_free && whole_unchanged(c, op))
-			return;
-		if (cell_split(ctx, th, c))
-			return;
+	if (grew < 0) {
+		cell_unlock(c, h);
+		return;
 	}
-	for (unsigned b = 0; b < CELL_SIZE; b++) {
-		if (!(m & (1U << b)))
-			continue;
-		if (is_free)
-			free_byte(op, &c->bytes[b], b);
-		else
-			apply_byte(op, &c->bytes[b], b);
-	}
-	if (is_free && m == 0xff) {
-		/* Wholly forgotten: the cell is one history again. */
-		for (unsigned b = 0; b < CELL_SIZE; b++)
-			hb_byte_clear_reads(&ctx->arena, &c->bytes[b]);
-		c->split = false;
-		memset(&c->whole, 0, sizeof(c->whole));
-	}
+	changed = is_free ? free_cell(op, &w, m) : analyse(op, &w, m);
+	if (changed || grew)
+		h = work_store(th, c, h, &w);
+	cell_unlock(c, h);
 }
 
-/* A free only visits cells that have history: no record, nothing to do. */
-static void hb_free_range(struct valor_thread *th, struct hb_op *op,
-			  uint64_t addr, uint64_t size)
+/* A free only visits cells that have history. */
+static void hb_free_range(struct hb_op *op, uint64_t addr, uint64_t size)
 {
-	struct shadow *sh = &th->ctx->shadow;
+	struct shadow *sh = &op->th->ctx->shadow;
 	uint8_t m;
 
 	for_each_present_cell(sh, addr, size, cell, m) {
-		struct hb_cell *c =
-			(struct hb_cell *)(uintptr_t)shadow_load(sh, cell);
+		struct hb_cell *c = cell_peek(sh, cell);
 
-		if (!c)
+		if (!(atomic_load_explicit(&c->head, memory_order_relaxed) &
+		      (HB_MASKS | HB_EXT | HB_LOCKED)))
 			continue;
 		op->cell = cell;
-		cell_lock(c);
-		apply_cell(th, c, op, m, true);
-		cell_unlock(c);
+		apply_cell(op, c, m, true);
 	}
+}
+
+/* Empty the cell, lock held; returns the new head. */
+static uint64_t cell_clear(struct arena *ar, struct hb_cell *c, uint64_t h)
+{
+	if (h & HB_EXT) {
+		arena_free(ar, c->ext, ext_bytes(c->ext->cap));
+		PUBLISH(c->ext, NULL);
+	}
+	return (h & ~(HB_MASKS | HB_EXT)) + HB_VERSION_ONE;
 }
 
 /* Reused memory: existing records are emptied, without a check. */
@@ -354,19 +360,14 @@ void hb_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 	struct shadow *sh = &ctx->shadow;
 
 	for_each_present_cell_index(sh, addr, size, cell) {
-		struct hb_cell *c =
-			(struct hb_cell *)(uintptr_t)shadow_load(sh, cell);
+		struct hb_cell *c = cell_peek(sh, cell);
+		uint64_t h;
 
-		if (!c)
+		if (!(atomic_load_explicit(&c->head, memory_order_relaxed) &
+		      (HB_MASKS | HB_EXT | HB_LOCKED)))
 			continue;
-		cell_lock(c);
-		if (c->split)
-			for (unsigned b = 0; b < CELL_SIZE; b++)
-				hb_byte_clear_reads(&ctx->arena, &c->bytes[b]);
-		hb_byte_clear_reads(&ctx->arena, &c->whole);
-		memset(&c->whole, 0, sizeof(c->whole));
-		c->split = false;
-		cell_unlock(c);
+		h = cell_lock(c);
+		cell_unlock(c, cell_clear(&ctx->arena, c, h));
 	}
 }
 
@@ -374,47 +375,63 @@ void hb_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 void hb_move(struct valor_thread *th, uint64_t from, uint64_t to,
 	     uint64_t ncells)
 {
-	struct shadow *sh = &th->ctx->shadow;
+	struct valor_ctx *ctx = th->ctx;
+	struct shadow *sh = &ctx->shadow;
 
 	for (uint64_t i = 0; i < ncells; i++) {
-		shadow_word *src,
-			*dst = shadow_move_pair(sh, from + i, to + i, &src);
+		struct hb_cell *src = cell_peek(sh, from + i);
+		struct hb_cell *dst = cell_peek(sh, to + i);
+		uint64_t hs, hd;
 
+		if (!src && !dst)
+			continue;
+		if (!dst)
+			dst = cell_get(sh, to + i);
 		if (!dst)
 			continue;
-		/* What was at @to is forgotten (its record leaks to the arena). */
-		atomic_store(dst, src ? atomic_exchange(src, 0) : 0);
+		/* What was at @to is forgotten. */
+		hd = cell_clear(&ctx->arena, dst, cell_lock(dst));
+		if (src) {
+			hs = cell_lock(src);
+			for (unsigned r = 0; r < HB_RECS; r++) {
+				PUBLISH(dst->rec[r].epoch, src->rec[r].epoch);
+				PUBLISH(dst->rec[r].site, src->rec[r].site);
+			}
+			PUBLISH(dst->ext, src->ext);
+			hd |= hs & (HB_MASKS | HB_EXT);
+			PUBLISH(src->ext, NULL);
+			cell_unlock(src, (hs & ~(HB_MASKS | HB_EXT)) +
+						 HB_VERSION_ONE);
+		}
+		cell_unlock(dst, hd);
 	}
 }
 
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	      bool is_write, bool is_free, uint64_t site)
 {
-	struct valor_ctx *ctx = th->ctx;
+	struct shadow *sh = &th->ctx->shadow;
 	struct hb_op op = {
 		.th = th,
 		.epoch = epoch_make(th->slot, th->clock),
 		.site = site,
 		.is_write = is_write || is_free,
-		.width = 1,
 	};
 	uint64_t cell;
 	uint8_t m;
 
 	if (is_free) {
-		hb_free_range(th, &op, addr, size);
+		hb_free_range(&op, addr, size);
 		return;
 	}
 	for_each_cell(addr, size, cell, m) {
-		struct hb_cell *c = cell_get(ctx, cell);
+		struct hb_cell *c = cell_get(sh, cell);
 
 		if (!c)
 			return;
-		op.cell = cell;
-		if (same_epoch_unlocked(c, &op))
+		if ((covered_unlocked(c, op.epoch, op.is_write) & m) == m)
 			continue;
-		cell_lock(c);
-		apply_cell(th, c, &op, m, false);
-		cell_unlock(c);
+		op.cell = cell;
+		apply_cell(&op, c, m, false);
 	}
 }

@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Per-cell metadata of FastRCD and FastTrack: last writer epoch, last
- * reader epoch or a read set, with the sites and logical thread ids the
- * reports need.  The shadow word of a cell points to a struct hb_cell,
- * created on first access.  A cell is "whole" while all its bytes share
- * one history and split into eight per-byte records the first time an
- * access of part of the cell would change it; splitting copies the whole
- * record into every byte, so it loses nothing.
+ * Per-cell metadata of FastRCD and FastTrack, kept in the shadow itself:
+ * one 64-byte struct hb_cell per 8-byte cell, where the cell's address
+ * maps it.  A cell's history is a set of access records, each an epoch,
+ * a site, whether it was a write, and the bytes of the cell it stands
+ * for.  Per byte that is exactly the state of the papers' algorithms:
+ * the one write record covering a byte is its last write (W), the read
+ * records covering it are its reads (R: an epoch when there is one, a
+ * read set or read map when there are more).  Bytes with the same
+ * history share a record, so an 8-byte value costs one record per kind
+ * and a byte array read by one thread one record per cell, where a
+ * record per byte (or a split into eight) would cost eight.
  *
- * A cell's lock guards everything in it; these analyses need several
- * words updated together (the Valor paper, section 3.1).  The lock is a
- * sequence lock: odd while held.  That lets the same-epoch check, which
- * only reads, run without taking it -- a read-shared cell is then read by
- * every thread without its cache line bouncing between them.
+ * Up to HB_RECS records live in the cell, their byte masks in its head
+ * word; a cell that needs more moves all of them to an arena block
+ * (@ext, and HB_EXT in the head).
+ *
+ * The head is also the cell's lock and version: bit 0 is set while a
+ * thread changes the cell, and every change bumps the version.  The
+ * same-epoch check -- the common case, which changes nothing -- reads
+ * the head, the records, and the head again, without the lock, so a
+ * read-shared cell is read by every thread without its cache line
+ * bouncing (hb_fast.h has the runtime's inline copy of the check).
  */
 #ifndef VALOR_CORE_HBCELL_H
 #define VALOR_CORE_HBCELL_H
@@ -22,57 +31,92 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct hb_access {
-	uint64_t epoch; /* slot << 48 | clock; 0 = none */
+#define HB_CELL_SHIFT 6 /* log2 sizeof(struct hb_cell) */
+#define HB_RECS 3 /* records kept in the cell itself */
+
+/* The head word */
+#define HB_LOCKED (1ULL << 0)
+#define HB_EXT (1ULL << 1) /* the records are in @ext */
+#define HB_REC_BITS 9 /* per record in the cell: 8 mask bits, is-write */
+#define HB_REC_SHIFT(i) (2 + HB_REC_BITS * (i))
+#define HB_REC_WRITE (1U << 8)
+#define HB_VERSION_SHIFT (2 + HB_REC_BITS * HB_RECS)
+#define HB_VERSION_ONE (1ULL << HB_VERSION_SHIFT)
+
+/* A record in the cell; its mask and kind are in the head. */
+struct hb_rec {
+	uint64_t epoch; /* slot << 48 | clock */
 	uint64_t site;
-	uint64_t tid;
 };
 
-struct hb_readset {
-	uint32_t n, cap;
-	struct hb_access v[];
-};
-
-struct hb_byte {
-	struct hb_access w;
-	struct hb_access r; /* the read epoch, unless @rs is set */
-	struct hb_readset *rs; /* concurrent reads (read map / read VC) */
-};
+struct hb_ext;
 
 struct hb_cell {
-	_Atomic uint32_t seq; /* odd: locked */
-	bool split;
-	struct hb_byte whole;
-	struct hb_byte *bytes; /* [8] once split */
+	_Atomic uint64_t head;
+	struct hb_ext *ext;
+	struct hb_rec rec[HB_RECS];
+};
+
+_Static_assert(sizeof(struct hb_cell) == 1U << HB_CELL_SHIFT,
+	       "an hb_cell is the shadow record of a cell");
+
+/* A record with its mask: in an ext block, and while a cell is changed. */
+struct hb_xrec {
+	uint64_t epoch;
+	uint64_t site;
+	uint8_t mask; /* 0: no record */
+	bool is_write;
+};
+
+struct hb_ext {
+	uint32_t n, cap;
+	struct hb_xrec v[];
+};
+
+/* A cell's records while its lock is held: room for one more. */
+struct hb_work {
+	struct hb_xrec *v;
+	uint32_t n, cap;
+	struct hb_ext *ext; /* where @v lives, if not @local */
+	struct hb_xrec local[HB_RECS + 1];
 };
 
 struct valor_thread;
 
-/* What a byte operation needs to know about the access. */
+/* What the analysis of one cell needs to know about the access. */
 struct hb_op {
 	struct valor_thread *th;
 	uint64_t cell;
 	uint64_t epoch; /* the accessing thread's current epoch */
 	uint64_t site;
 	bool is_write;
-	uint8_t width; /* bytes a report covers: 1, or 8 for a whole cell */
 };
+
+/* Bytes that records of @epoch and kind cover. */
+uint8_t hb_covered(const struct hb_work *w, uint64_t epoch, bool is_write);
+/* Report @bytes of the access against earlier record @r. */
+void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
+	       uint8_t bytes);
+/*
+ * The access's record for @bytes, merged into one of the same epoch,
+ * site and kind.  Reads take bytes away from other records themselves.
+ */
+void hb_add(struct hb_work *w, const struct hb_op *op, uint8_t bytes);
+/*
+ * A write of @bytes: they leave every other record but the writer's own
+ * reads (a later conflict with that read is one with the write too, but
+ * keeping it lets a report name both accesses), then hb_add().
+ */
+void hb_write_update(struct hb_work *w, const struct hb_op *op, uint8_t bytes);
+
+/*
+ * fastrcd.c and fasttrack.c: an access of bytes @m of the cell, lock
+ * held.  True if the records changed.
+ */
+bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m);
+bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m);
 
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	      bool is_write, bool is_free, uint64_t site);
-
-/* hbcell.c helpers for the analyses */
-bool hb_readset_has(const struct hb_byte *b, uint64_t epoch);
-struct arena;
-int hb_readset_put(struct arena *ar, struct hb_byte *b,
-		   const struct hb_access *a);
-void hb_byte_clear_reads(struct arena *ar, struct hb_byte *b);
-void hb_byte_keep_own_read(struct arena *ar, struct hb_byte *b, uint32_t slot);
-void hb_report(const struct hb_op *op, uint32_t kind, unsigned byte,
-	       const struct hb_access *earlier, bool earlier_is_write);
-
-/* fastrcd.c and fasttrack.c: one byte's check and update, lock held */
-void fastrcd_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte);
-void fasttrack_byte(const struct hb_op *op, struct hb_byte *b, unsigned byte);
 
 #endif /* VALOR_CORE_HBCELL_H */

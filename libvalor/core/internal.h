@@ -99,6 +99,18 @@ struct slot {
 	 */
 	struct wlog_entry *runs;
 	_Atomic uint64_t runs_head;
+	/*
+	 * FastRCD and FastTrack: the slot's occupants in order, each from
+	 * the clock it started at, so that a record's epoch names its
+	 * thread (slot_tid_at()).  Appended under ctx->lock.
+	 */
+	struct slot_occupant *occ;
+	uint32_t nocc, occ_cap;
+};
+
+struct slot_occupant {
+	uint64_t first_clock;
+	uint64_t tid;
 };
 
 #define WSPILL_RUNS 1024U
@@ -349,6 +361,7 @@ void thread_stats_add(struct thread_stats *to, const struct thread_stats *s);
 void thread_region_boundary(struct valor_thread *th);
 void thread_update_mode(struct valor_thread *th);
 void thread_deliver(struct valor_thread *th);
+uint64_t slot_tid_at(struct valor_ctx *ctx, uint64_t epoch);
 
 /* report.c */
 void conflict_push(struct valor_thread *th, struct conflict_queue *q,

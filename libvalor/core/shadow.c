@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#define LEAF_BYTES (SHADOW_LEAF_WORDS * sizeof(shadow_word))
 #define TOP_BYTES (SHADOW_TOP_ENTRIES * sizeof(shadow_word *))
 
 static void *reserve(size_t bytes)
@@ -17,8 +16,9 @@ static void *reserve(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int shadow_init(struct shadow *s)
+int shadow_init(struct shadow *s, unsigned record_shift)
 {
+	s->leaf_bytes = SHADOW_LEAF_WORDS << record_shift;
 	s->top = reserve(TOP_BYTES);
 	if (!s->top)
 		return -ENOMEM;
@@ -34,7 +34,7 @@ void shadow_fini(struct shadow *s)
 	if (!s->top)
 		return;
 	for (size_t i = 0; i < s->nleaves; i++)
-		munmap(s->leaves[i], LEAF_BYTES);
+		munmap(s->leaves[i], s->leaf_bytes);
 	eng_free(s->leaves);
 	munmap(s->top, TOP_BYTES);
 	s->top = NULL;
@@ -64,12 +64,12 @@ out:
 
 shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index)
 {
-	shadow_word *fresh = reserve(LEAF_BYTES), *expected = NULL;
+	shadow_word *fresh = reserve(s->leaf_bytes), *expected = NULL;
 
 	if (!fresh)
 		return NULL;
 	if (remember_leaf(s, fresh)) {
-		munmap(fresh, LEAF_BYTES);
+		munmap(fresh, s->leaf_bytes);
 		return NULL;
 	}
 	if (!atomic_compare_exchange_strong(&s->top[top_index], &expected,
@@ -81,6 +81,6 @@ shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index)
 		 */
 		return expected;
 	}
-	atomic_fetch_add(&s->mapped_bytes, LEAF_BYTES);
+	atomic_fetch_add(&s->mapped_bytes, s->leaf_bytes);
 	return fresh;
 }

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Shadow memory: one 64-bit word per 8-byte cell of the analysed address
- * space, in a two-level table.  The top level maps 16 MiB chunks of the
- * 48-bit address space to leaves of 2^21 words; both are reserved with
- * MAP_NORESERVE and only the pages an analysis touches become resident,
- * so an untouched word reads as zero, every analysis's initial state.
+ * Shadow memory: a fixed-size record per 8-byte cell of the analysed
+ * address space, in a two-level table.  The top level maps 16 MiB chunks
+ * of the 48-bit address space to leaves of 2^21 records; both are
+ * reserved with MAP_NORESERVE and only the pages an analysis touches
+ * become resident, so an untouched record reads as zero, every
+ * analysis's initial state.
  *
- * What a word means belongs to the analysis (valor.c: a Valor-O cell
- * word; hbcell.c: a pointer to a FastRCD/FastTrack cell).  Leaves are
- * installed with a compare-and-swap and never removed while the context
- * lives, so a word's address is stable.
+ * What a record is belongs to the analysis: Valor-O's is one 64-bit word
+ * (valor.c, and the accessors below); FastRCD's and FastTrack's is a
+ * 64-byte struct hb_cell (hbcell.h), which keeps their metadata where
+ * the address maps it instead of behind a pointer.  Leaves are installed
+ * with a compare-and-swap and never removed while the context lives, so
+ * a record's address is stable.
  */
 #ifndef VALOR_CORE_SHADOW_H
 #define VALOR_CORE_SHADOW_H
@@ -30,6 +33,7 @@ typedef _Atomic uint64_t shadow_word;
 
 struct shadow {
 	shadow_word *_Atomic *top;
+	size_t leaf_bytes; /* SHADOW_LEAF_WORDS records of the analysis */
 	_Atomic uint64_t mapped_bytes;
 	/* Installed leaves, for shadow_fini(); appended under @leaves_lock. */
 	struct eng_lock leaves_lock;
@@ -37,7 +41,8 @@ struct shadow {
 	size_t nleaves, leaves_cap;
 };
 
-int shadow_init(struct shadow *s);
+/* @record_shift: log2 of the bytes of one cell's record (3: a word) */
+int shadow_init(struct shadow *s, unsigned record_shift);
 void shadow_fini(struct shadow *s);
 shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index);
 
@@ -45,6 +50,29 @@ static inline int shadow_addr_ok(uint64_t addr, uint64_t size)
 {
 	return size <= (1ULL << SHADOW_ADDR_BITS) &&
 	       addr <= (1ULL << SHADOW_ADDR_BITS) - size;
+}
+
+/*
+ * The leaf of @cell, creating it; NULL only when out of memory.  The
+ * accessors below are for one-word records.
+ */
+static inline void *shadow_leaf_get(struct shadow *s, uint64_t cell)
+{
+	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
+	shadow_word *leaf =
+		atomic_load_explicit(&s->top[ti], memory_order_acquire);
+
+	if (__builtin_expect(!leaf, 0))
+		leaf = shadow_leaf_create(s, ti);
+	return leaf;
+}
+
+/* The leaf of @cell, or NULL if it was never created. */
+static inline void *shadow_leaf_peek(struct shadow *s, uint64_t cell)
+{
+	return atomic_load_explicit(
+		&s->top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
+		memory_order_acquire);
 }
 
 /* The word of @cell, or NULL if its leaf was never created. */

@@ -134,6 +134,42 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 	return 0;
 }
 
+/* ctx->lock held */
+static int slot_add_occupant(struct slot *s, uint64_t clock, uint64_t tid)
+{
+	if (s->nocc == s->occ_cap) {
+		uint32_t cap = s->occ_cap ? 2 * s->occ_cap : 4;
+		struct slot_occupant *v = eng_realloc(s->occ, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->occ = v;
+		s->occ_cap = cap;
+	}
+	s->occ[s->nocc++] = (struct slot_occupant){ clock, tid };
+	return 0;
+}
+
+/*
+ * The logical id of the thread whose epoch @epoch is: the slot's last
+ * occupant that started at or before its clock.  Only reports ask.
+ */
+uint64_t slot_tid_at(struct valor_ctx *ctx, uint64_t epoch)
+{
+	const struct slot *s = &ctx->slots[epoch_slot(epoch)];
+	uint64_t tid = 0;
+
+	eng_lock(&ctx->lock);
+	for (uint32_t i = s->nocc; i-- > 0;) {
+		if (s->occ[i].first_clock <= epoch_clock(epoch)) {
+			tid = s->occ[i].tid;
+			break;
+		}
+	}
+	eng_unlock(&ctx->lock);
+	return tid;
+}
+
 struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 					 struct valor_thread *parent)
 {
@@ -172,11 +208,17 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 		err = ENOMEM;
 		goto err_unlock;
 	}
+	th->clock = atomic_load(&ctx->slots[slot].clock);
+	if (ctx->p.analysis != VALOR_ANALYSIS_VALOR &&
+	    slot_add_occupant(&ctx->slots[slot], th->clock, ctx->next_tid)) {
+		ctx->free_slots[ctx->nfree++] = slot;
+		err = ENOMEM;
+		goto err_unlock;
+	}
 	th->slot = slot;
 	th->tid = ctx->next_tid++;
 	ctx->slots[slot].live = true;
 	atomic_store(&ctx->slots[slot].tid, th->tid);
-	th->clock = atomic_load(&ctx->slots[slot].clock);
 	th->region_start = atomic_load(&ctx->slots[slot].wlog_head);
 	link_thread(ctx, th);
 	ctx->threads_created++;

@@ -9,7 +9,8 @@
  *
  * The hot path of every access is: load rt_cur_vt (initial-exec TLS),
  * NULL when there is no engine thread, the thread is busy or finished;
- * test the thread's mode; Valor's inline check (valor_fast.h).  What the
+ * test the thread's mode; Valor's inline check (valor_fast.h), or
+ * FastRCD's and FastTrack's same-epoch check (hb_fast.h).  What the
  * check cannot finish goes out of line, busy.  No lock, no allocation,
  * no system call; the engine is in the same statically linked archive,
  * so its calls are direct.
@@ -19,6 +20,7 @@
  */
 #include "intercept.h"
 #include "rt.h"
+#include "hb_fast.h"
 #include "valor_fast.h"
 
 extern void *__libc_realloc(void *p, size_t size);
@@ -27,10 +29,13 @@ extern void *__libc_realloc(void *p, size_t size);
 
 /* rt.ctx's shadow table: a global, so the fast path need not load it. */
 static shadow_word *_Atomic *rt_shadow_top;
+/* FastRCD or FastTrack: hb_fast.h's check before the engine's. */
+static bool rt_hb;
 
 void rt_fast_path_init(struct valor_ctx *ctx)
 {
 	rt_shadow_top = ctx->shadow.top;
+	rt_hb = ctx->p.analysis != VALOR_ANALYSIS_VALOR;
 }
 
 /*
@@ -116,7 +121,9 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 	if (unlikely(th->mode != THREAD_FAST)) {
 		if (th->mode == THREAD_ALONE)
 			th->st.accesses_alone++;
-		else
+		else if (!rt_hb ||
+			 !hb_fast_seen(th, rt_shadow_top, (uintptr_t)addr, size,
+				       is_write))
 			on_access_full((uintptr_t)addr, size, is_write, site);
 		return;
 	}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The same-epoch check of FastRCD and FastTrack, inline, for the
+ * runtime's access entry points: an access the thread's current epoch
+ * (region) made already -- a write record of this epoch covering the
+ * bytes written, a read record covering the bytes read -- changes
+ * nothing and needs no call.  This is hbcell.c's covered_unlocked() for
+ * a cell whose records are all in the cell, and for one record at a
+ * time; the rest is the engine's.
+ */
+#ifndef VALOR_CORE_HB_FAST_H
+#define VALOR_CORE_HB_FAST_H
+
+#include "hbcell.h"
+#include "internal.h"
+
+/*
+ * True if the access of @size bytes at @addr by @th (FastRCD or
+ * FastTrack, a context whose shadow table is @top) is one its epoch made
+ * already.  False means "ask the engine", never "no".
+ */
+static inline __attribute__((always_inline)) bool
+hb_fast_seen(const struct valor_thread *th, shadow_word *_Atomic *top,
+	     uintptr_t addr, size_t size, bool is_write)
+{
+	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
+	unsigned want = is_write ? HB_REC_WRITE : 0;
+	const struct hb_cell *c;
+	shadow_word *leaf;
+	uint64_t h, epoch;
+	unsigned m;
+
+	if (__builtin_expect(off + size > CELL_SIZE ||
+				     addr >= (1ULL << SHADOW_ADDR_BITS),
+			     0))
+		return false;
+	leaf = atomic_load_explicit(
+		&top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
+		memory_order_acquire);
+	if (__builtin_expect(!leaf, 0))
+		return false;
+	c = (const struct hb_cell *)leaf + (cell & (SHADOW_LEAF_WORDS - 1));
+	h = atomic_load_explicit(&((struct hb_cell *)c)->head,
+				 memory_order_acquire);
+	if (h & (HB_LOCKED | HB_EXT))
+		return false;
+	epoch = epoch_make(th->slot, th->clock);
+	m = ((1U << size) - 1) << off;
+	for (unsigned i = 0; i < HB_RECS; i++) {
+		unsigned r = (unsigned)(h >> HB_REC_SHIFT(i));
+
+		if ((r & HB_REC_WRITE) == want && (r & m) == m &&
+		    __atomic_load_n(&c->rec[i].epoch, __ATOMIC_RELAXED) ==
+			    epoch) {
+			/* Only if no lock holder moved records meanwhile. */
+			atomic_thread_fence(memory_order_acquire);
+			return atomic_load_explicit(
+				       &((struct hb_cell *)c)->head,
+				       memory_order_relaxed) == h;
+		}
+	}
+	return false;
+}
+
+#endif /* VALOR_CORE_HB_FAST_H */
