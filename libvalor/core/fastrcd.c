@@ -43,7 +43,7 @@ bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 	if (op->is_write) {
 		report_ongoing(op, w, todo, true, VALOR_CONFLICT_WW);
 		report_ongoing(op, w, todo, false, VALOR_CONFLICT_RW);
-		hb_write_update(w, op, todo);
+		hb_write_update(w, op, op->th->slot, todo);
 		return true;
 	}
 	report_ongoing(op, w, todo, true, VALOR_CONFLICT_WR);

@@ -74,7 +74,7 @@ bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 	}
 	report_racing(op, w, todo, true, VALOR_CONFLICT_WW);
 	report_racing(op, w, todo, false, VALOR_CONFLICT_RW);
-	hb_write_update(w, op, todo);
+	hb_write_update(w, op, op->th->slot, todo);
 	return true;
 }
 

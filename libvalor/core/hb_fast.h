@@ -14,18 +14,23 @@
 #include "hbcell.h"
 #include "internal.h"
 
+enum hb_fast_action {
+	HB_FAST_SEEN, /* the epoch made this access already: nothing to do */
+	HB_FAST_CELL, /* one cell, *@c: hb_access_cell() */
+	HB_FAST_FULL, /* the engine's full path (valor_access()) */
+};
+
 /*
- * True if the access of @size bytes at @addr by @th (FastRCD or
- * FastTrack, a context whose shadow table is @top) is one its epoch made
- * already.  False means "ask the engine", never "no".
+ * Look at an access of @size bytes at @addr by @th (FastRCD or
+ * FastTrack, a context whose shadow table is @top) without changing
+ * anything.
  */
-static inline __attribute__((always_inline)) bool
-hb_fast_seen(const struct valor_thread *th, shadow_word *_Atomic *top,
-	     uintptr_t addr, size_t size, bool is_write)
+static inline __attribute__((always_inline)) enum hb_fast_action
+hb_fast_check(const struct valor_thread *th, shadow_word *_Atomic *top,
+	      uintptr_t addr, size_t size, bool is_write, struct hb_cell **c)
 {
 	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
 	unsigned want = is_write ? HB_REC_WRITE : 0;
-	const struct hb_cell *c;
 	shadow_word *leaf;
 	uint64_t h, epoch;
 	unsigned m;
@@ -33,33 +38,34 @@ hb_fast_seen(const struct valor_thread *th, shadow_word *_Atomic *top,
 	if (__builtin_expect(off + size > CELL_SIZE ||
 				     addr >= (1ULL << SHADOW_ADDR_BITS),
 			     0))
-		return false;
+		return HB_FAST_FULL;
 	leaf = atomic_load_explicit(
 		&top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
 		memory_order_acquire);
 	if (__builtin_expect(!leaf, 0))
-		return false;
-	c = (const struct hb_cell *)leaf + (cell & (SHADOW_LEAF_WORDS - 1));
-	h = atomic_load_explicit(&((struct hb_cell *)c)->head,
-				 memory_order_acquire);
+		return HB_FAST_FULL;
+	*c = (struct hb_cell *)leaf + (cell & (SHADOW_LEAF_WORDS - 1));
+	h = atomic_load_explicit(&(*c)->head, memory_order_acquire);
 	if (h & (HB_LOCKED | HB_EXT))
-		return false;
+		return HB_FAST_CELL;
 	epoch = epoch_make(th->slot, th->clock);
 	m = ((1U << size) - 1) << off;
 	for (unsigned i = 0; i < HB_RECS; i++) {
 		unsigned r = (unsigned)(h >> HB_REC_SHIFT(i));
 
 		if ((r & HB_REC_WRITE) == want && (r & m) == m &&
-		    __atomic_load_n(&c->rec[i].epoch, __ATOMIC_RELAXED) ==
+		    __atomic_load_n(&(*c)->rec[i].epoch, __ATOMIC_RELAXED) ==
 			    epoch) {
 			/* Only if no lock holder moved records meanwhile. */
 			atomic_thread_fence(memory_order_acquire);
-			return atomic_load_explicit(
-				       &((struct hb_cell *)c)->head,
-				       memory_order_relaxed) == h;
+			return atomic_load_explicit(&(*c)->head,
+						    memory_order_relaxed) ==
+					       h ?
+				       HB_FAST_SEEN :
+				       HB_FAST_CELL;
 		}
 	}
-	return false;
+	return HB_FAST_CELL;
 }
 
 #endif /* VALOR_CORE_HB_FAST_H */

@@ -219,49 +219,6 @@ static uint64_t work_store(struct valor_thread *th, struct hb_cell *c,
 	return nh;
 }
 
-uint8_t hb_covered(const struct hb_work *w, uint64_t epoch, bool is_write)
-{
-	uint8_t cov = 0;
-
-	for (uint32_t i = 0; i < w->n; i++)
-		if (w->v[i].is_write == is_write && w->v[i].epoch == epoch)
-			cov |= w->v[i].mask;
-	return cov;
-}
-
-void hb_add(struct hb_work *w, const struct hb_op *op, uint8_t bytes)
-{
-	for (uint32_t i = 0; i < w->n; i++) {
-		struct hb_xrec *r = &w->v[i];
-
-		if (r->epoch == op->epoch && r->site == op->site &&
-		    r->is_write == op->is_write) {
-			r->mask |= bytes;
-			return;
-		}
-	}
-	/* work_load() left room for one. */
-	w->v[w->n++] = (struct hb_xrec){
-		.epoch = op->epoch,
-		.site = op->site,
-		.mask = bytes,
-		.is_write = op->is_write,
-	};
-}
-
-void hb_write_update(struct hb_work *w, const struct hb_op *op, uint8_t bytes)
-{
-	uint32_t slot = epoch_slot(op->epoch);
-
-	for (uint32_t i = 0; i < w->n; i++) {
-		struct hb_xrec *r = &w->v[i];
-
-		if (r->is_write || epoch_slot(r->epoch) != slot)
-			r->mask &= (uint8_t)~bytes;
-	}
-	hb_add(w, op, bytes);
-}
-
 void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
 	       uint8_t bytes)
 {
@@ -291,7 +248,8 @@ void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
 	}
 }
 
-static bool analyse(const struct hb_op *op, struct hb_work *w, uint8_t m)
+static inline bool analyse(const struct hb_op *op, struct hb_work *w,
+			   uint8_t m)
 {
 	if (op->th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD)
 		return fastrcd_cell(op, w, m);
@@ -434,4 +392,21 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 		op.cell = cell;
 		apply_cell(&op, c, m, false);
 	}
+}
+
+void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,
+		    uint8_t m, bool is_write, uint64_t site)
+{
+	struct hb_op op = {
+		.th = th,
+		.cell = cell,
+		.epoch = epoch_make(th->slot, th->clock),
+		.site = site,
+		.is_write = is_write,
+	};
+
+	if (unlikely(th->exited))
+		return;
+	apply_cell(&op, c, m, false);
+	conflict_deliver(th);
 }

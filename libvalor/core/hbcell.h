@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "internal.h"
+
 #define HB_CELL_SHIFT 6 /* log2 sizeof(struct hb_cell) */
 #define HB_RECS 3 /* records kept in the cell itself */
 
@@ -81,8 +83,6 @@ struct hb_work {
 	struct hb_xrec local[HB_RECS + 1];
 };
 
-struct valor_thread;
-
 /* What the analysis of one cell needs to know about the access. */
 struct hb_op {
 	struct valor_thread *th;
@@ -93,21 +93,63 @@ struct hb_op {
 };
 
 /* Bytes that records of @epoch and kind cover. */
-uint8_t hb_covered(const struct hb_work *w, uint64_t epoch, bool is_write);
-/* Report @bytes of the access against earlier record @r. */
-void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
-	       uint8_t bytes);
+static inline uint8_t hb_covered(const struct hb_work *w, uint64_t epoch,
+				 bool is_write)
+{
+	uint8_t cov = 0;
+
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->v[i].is_write == is_write && w->v[i].epoch == epoch)
+			cov |= w->v[i].mask;
+	return cov;
+}
+
 /*
  * The access's record for @bytes, merged into one of the same epoch,
  * site and kind.  Reads take bytes away from other records themselves.
  */
-void hb_add(struct hb_work *w, const struct hb_op *op, uint8_t bytes);
+static inline void hb_add(struct hb_work *w, const struct hb_op *op,
+			  uint8_t bytes)
+{
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct hb_xrec *r = &w->v[i];
+
+		if (r->epoch == op->epoch && r->site == op->site &&
+		    r->is_write == op->is_write) {
+			r->mask |= bytes;
+			return;
+		}
+	}
+	/* hb_work always has room for one more. */
+	w->v[w->n++] = (struct hb_xrec){
+		.epoch = op->epoch,
+		.site = op->site,
+		.mask = bytes,
+		.is_write = op->is_write,
+	};
+}
+
 /*
  * A write of @bytes: they leave every other record but the writer's own
  * reads (a later conflict with that read is one with the write too, but
- * keeping it lets a report name both accesses), then hb_add().
+ * keeping it lets a report name both accesses), then hb_add().  @slot is
+ * the writer's.
  */
-void hb_write_update(struct hb_work *w, const struct hb_op *op, uint8_t bytes);
+static inline void hb_write_update(struct hb_work *w, const struct hb_op *op,
+				   uint32_t slot, uint8_t bytes)
+{
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct hb_xrec *r = &w->v[i];
+
+		if (r->is_write || epoch_slot(r->epoch) != slot)
+			r->mask &= (uint8_t)~bytes;
+	}
+	hb_add(w, op, bytes);
+}
+
+/* Report @bytes of the access against earlier record @r. */
+void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
+	       uint8_t bytes);
 
 /*
  * fastrcd.c and fasttrack.c: an access of bytes @m of the cell, lock
@@ -118,5 +160,12 @@ bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m);
 
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	      bool is_write, bool is_free, uint64_t site);
+/*
+ * An access of bytes @m of one cell, whose record @c the caller found
+ * (hb_fast.h): what hb_apply() does for that cell, without finding it
+ * again.  Delivers what it finds.
+ */
+void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,
+		    uint8_t m, bool is_write, uint64_t site);
 
 #endif /* VALOR_CORE_HBCELL_H */

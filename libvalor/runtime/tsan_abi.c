@@ -87,6 +87,37 @@ on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
 	rt_busy_dec(t);
 }
 
+/* FastRCD and FastTrack: an access of one cell the inline check found. */
+static __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
+						 uintptr_t addr, size_t size,
+						 bool is_write, uintptr_t site)
+{
+	struct rt_thread *t = rt_cur;
+	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
+	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
+
+	rt_busy_inc(t);
+	hb_access_cell(th, c, addr >> CELL_SHIFT, m, is_write, site);
+	rt_busy_dec(t);
+}
+
+static inline __attribute__((always_inline)) void
+on_access_hb(struct valor_thread *th, uintptr_t addr, size_t size,
+	     bool is_write, uintptr_t site)
+{
+	struct hb_cell *c = NULL;
+
+	switch (hb_fast_check(th, rt_shadow_top, addr, size, is_write, &c)) {
+	case HB_FAST_SEEN:
+		return;
+	case HB_FAST_CELL:
+		on_hb_cell(c, addr, size, is_write, site);
+		return;
+	default:
+		on_access_full(addr, size, is_write, site);
+	}
+}
+
 /*
  * Valor's common accesses are done here, inline (valor_fast.h): a write
  * the region owns already, a read the log holds already.  Only the rest
@@ -121,9 +152,10 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 	if (unlikely(th->mode != THREAD_FAST)) {
 		if (th->mode == THREAD_ALONE)
 			th->st.accesses_alone++;
-		else if (!rt_hb ||
-			 !hb_fast_seen(th, rt_shadow_top, (uintptr_t)addr, size,
-				       is_write))
+		else if (rt_hb)
+			on_access_hb(th, (uintptr_t)addr, size, is_write,
+				     site);
+		else
 			on_access_full((uintptr_t)addr, size, is_write, site);
 		return;
 	}
