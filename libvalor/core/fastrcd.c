@@ -18,48 +18,41 @@ static bool ongoing(const struct valor_ctx *ctx, uint64_t epoch)
 				    memory_order_acquire);
 }
 
-/* Report the records of one kind of other threads' ongoing regions. */
-static void report_ongoing(const struct hb_op *op, const struct hb_work *w,
-			   uint8_t todo, bool writes, uint32_t kind)
-{
-	for (uint32_t i = 0; i < w->n; i++) {
-		const struct hb_xrec *r = &w->v[i];
-		uint8_t bytes = r->mask & todo;
-
-		if (bytes && r->is_write == writes &&
-		    epoch_slot(r->epoch) != op->th->slot &&
-		    ongoing(op->th->ctx, r->epoch))
-			hb_report(op, kind, r, bytes);
-	}
-}
-
+/*
+ * Accesses of other threads' ongoing regions conflict with this one
+ * (reads only with a write).  A write leaves of the bytes' records only
+ * the writer's own reads; a read replaces the thread's own earlier read
+ * and drops reads of regions that ended (the read map keeps only
+ * ongoing readers).
+ */
 bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
+	struct hb_look l = hb_look(w, op);
 	/* Bytes this region wrote (or read) already are left alone. */
-	uint8_t todo = m & (uint8_t)~hb_covered(w, op->epoch, op->is_write);
+	uint8_t todo = m & (uint8_t)~l.covered;
+	uint32_t slot = op->th->slot;
 
 	if (!todo)
 		return false;
-	if (op->is_write) {
-		report_ongoing(op, w, todo, true, VALOR_CONFLICT_WW);
-		report_ongoing(op, w, todo, false, VALOR_CONFLICT_RW);
-		hb_write_update(w, op, op->th->slot, todo);
-		return true;
-	}
-	report_ongoing(op, w, todo, true, VALOR_CONFLICT_WR);
-	/*
-	 * The read map keeps only readers whose regions are ongoing, and
-	 * the thread's own earlier read is replaced.
-	 */
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct hb_xrec *r = &w->v[i];
+		uint8_t bytes = r->mask & todo;
+		bool own, live;
 
-		if (!r->is_write && (r->mask & todo) &&
-		    (epoch_slot(r->epoch) == op->th->slot ||
-		     !ongoing(op->th->ctx, r->epoch)))
+		if (!bytes)
+			continue;
+		own = epoch_slot(r->epoch) == slot;
+		live = !own && ongoing(op->th->ctx, r->epoch);
+		if (live && (op->is_write || r->is_write))
+			hb_report(op,
+				  !r->is_write ? VALOR_CONFLICT_RW :
+				  op->is_write ? VALOR_CONFLICT_WW :
+						 VALOR_CONFLICT_WR,
+				  r, bytes);
+		if (op->is_write ? r->is_write || !own : !r->is_write && !live)
 			r->mask &= (uint8_t)~todo;
 	}
-	hb_add(w, op, todo);
+	hb_add(w, op, &l, todo);
 	return true;
 }
 

@@ -15,66 +15,75 @@ static bool happens_before(const struct valor_thread *th, uint64_t epoch)
 	return epoch_clock(epoch) <= vclock_get(&th->vc, epoch_slot(epoch));
 }
 
-/* Report the records of one kind that race with the access on @todo. */
-static void report_racing(const struct hb_op *op, const struct hb_work *w,
-			  uint8_t todo, bool writes, uint32_t kind)
-{
-	for (uint32_t i = 0; i < w->n; i++) {
-		const struct hb_xrec *r = &w->v[i];
-		uint8_t bytes = r->mask & todo;
-
-		if (bytes && r->is_write == writes &&
-		    !happens_before(op->th, r->epoch))
-			hb_report(op, kind, r, bytes);
-	}
-}
-
-static void fasttrack_read(const struct hb_op *op, struct hb_work *w,
-			   uint8_t todo)
+/*
+ * A write of @todo: the last writes and the reads of those bytes that
+ * do not happen before it race with it; then it is the bytes' write,
+ * and of their reads only the writer's own stays.
+ */
+static void fasttrack_write(const struct hb_op *op, struct hb_work *w,
+			    const struct hb_look *l, uint8_t todo)
 {
 	uint32_t slot = op->th->slot;
-	uint8_t once = 0, twice = 0, single;
 
-	report_racing(op, w, todo, true, VALOR_CONFLICT_WR);
-	for (uint32_t i = 0; i < w->n; i++) {
-		if (!w->v[i].is_write) {
-			twice |= once & w->v[i].mask;
-			once |= w->v[i].mask;
-		}
-	}
-	/*
-	 * A byte read once keeps that read only while it is concurrent with
-	 * this one (then the two make a read set); a read set keeps every
-	 * entry; either way the thread's own earlier read is replaced.
-	 */
-	single = once & ~twice;
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct hb_xrec *r = &w->v[i];
+		uint8_t bytes = r->mask & todo;
 
-		if (r->is_write || !(r->mask & todo))
+		if (!bytes)
 			continue;
-		if (epoch_slot(r->epoch) == slot)
+		if (!happens_before(op->th, r->epoch))
+			hb_report(op,
+				  r->is_write ? VALOR_CONFLICT_WW :
+						VALOR_CONFLICT_RW,
+				  r, bytes);
+		if (r->is_write || epoch_slot(r->epoch) != slot)
 			r->mask &= (uint8_t)~todo;
-		else if (happens_before(op->th, r->epoch))
-			r->mask &= (uint8_t) ~(todo & single);
 	}
-	hb_add(w, op, todo);
+	hb_add(w, op, l, todo);
+}
+
+/*
+ * A read of @todo: the last writes that do not happen before it race
+ * with it.  A byte read once keeps that read only while it is
+ * concurrent with this one (then the two make a read set); a read set
+ * keeps every entry; either way the thread's own earlier read goes.
+ */
+static void fasttrack_read(const struct hb_op *op, struct hb_work *w,
+			   const struct hb_look *l, uint8_t todo)
+{
+	uint32_t slot = op->th->slot;
+	uint8_t single = l->once & (uint8_t)~l->twice;
+
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct hb_xrec *r = &w->v[i];
+		uint8_t bytes = r->mask & todo;
+
+		if (!bytes)
+			continue;
+		if (r->is_write) {
+			if (!happens_before(op->th, r->epoch))
+				hb_report(op, VALOR_CONFLICT_WR, r, bytes);
+		} else if (epoch_slot(r->epoch) == slot) {
+			r->mask &= (uint8_t)~todo;
+		} else if (happens_before(op->th, r->epoch)) {
+			r->mask &= (uint8_t) ~(todo & single);
+		}
+	}
+	hb_add(w, op, l, todo);
 }
 
 bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
+	struct hb_look l = hb_look(w, op);
 	/* Bytes this epoch wrote (or read) already are left alone. */
-	uint8_t todo = m & (uint8_t)~hb_covered(w, op->epoch, op->is_write);
+	uint8_t todo = m & (uint8_t)~l.covered;
 
 	if (!todo)
 		return false;
-	if (!op->is_write) {
-		fasttrack_read(op, w, todo);
-		return true;
-	}
-	report_racing(op, w, todo, true, VALOR_CONFLICT_WW);
-	report_racing(op, w, todo, false, VALOR_CONFLICT_RW);
-	hb_write_update(w, op, op->th->slot, todo);
+	if (op->is_write)
+		fasttrack_write(op, w, &l, todo);
+	else
+		fasttrack_read(op, w, &l, todo);
 	return true;
 }
 

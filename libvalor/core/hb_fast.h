@@ -59,8 +59,7 @@ hb_fast_check(const struct valor_thread *th, shadow_word *_Atomic *top,
 			/* Only if no lock holder moved records meanwhile. */
 			atomic_thread_fence(memory_order_acquire);
 			return atomic_load_explicit(&(*c)->head,
-						    memory_order_relaxed) ==
-					       h ?
+						    memory_order_relaxed) == h ?
 				       HB_FAST_SEEN :
 				       HB_FAST_CELL;
 		}

@@ -139,20 +139,20 @@ static int work_load(struct arena *ar, struct hb_cell *c, uint64_t h,
 	int grew = 0;
 
 	if (!(h & HB_EXT)) {
+		/* Every record, empty ones too: they keep their places. */
 		w->ext = NULL;
 		w->v = w->local;
 		w->cap = HB_RECS + 1;
-		w->n = 0;
+		w->n = HB_RECS;
 		for (unsigned i = 0; i < HB_RECS; i++) {
 			unsigned r = head_rec(h, i);
 
-			if (r & 0xff)
-				w->local[w->n++] = (struct hb_xrec){
-					.epoch = c->rec[i].epoch,
-					.site = c->rec[i].site,
-					.mask = (uint8_t)r,
-					.is_write = !!(r & HB_REC_WRITE),
-				};
+			w->local[i] = (struct hb_xrec){
+				.epoch = c->rec[i].epoch,
+				.site = c->rec[i].site,
+				.mask = (uint8_t)r,
+				.is_write = !!(r & HB_REC_WRITE),
+			};
 		}
 		return 0;
 	}
@@ -176,36 +176,59 @@ static int work_load(struct arena *ar, struct hb_cell *c, uint64_t h,
 	return grew;
 }
 
+/* Records without bytes go; returns how many stay. */
+static uint32_t work_compact(struct hb_work *w)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->v[i].mask)
+			w->v[n++] = w->v[i];
+	return w->n = n;
+}
+
 /* Write the records back; returns the new head (still locked). */
 static uint64_t work_store(struct valor_thread *th, struct hb_cell *c,
 			   uint64_t h, struct hb_work *w)
 {
 	struct arena *ar = &th->ctx->arena;
 	uint64_t nh = (h & ~(HB_MASKS | HB_EXT)) + HB_VERSION_ONE;
-	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < w->n; i++)
-		if (w->v[i].mask)
-			w->v[n++] = w->v[i];
-	w->n = n;
-	if (n > HB_RECS && !w->ext) {
-		struct hb_ext *x = arena_alloc(ar, ext_bytes(EXT_FIRST_CAP));
+	if (!w->ext && w->n > HB_RECS) {
+		/* A record was added: into a place left empty, if any. */
+		for (unsigned i = 0; i < HB_RECS && w->v[HB_RECS].mask; i++) {
+			if (!w->v[i].mask) {
+				w->v[i] = w->v[HB_RECS];
+				w->v[HB_RECS].mask = 0;
+			}
+		}
+		if (!w->v[HB_RECS].mask) {
+			w->n = HB_RECS;
+		} else {
+			struct hb_ext *x =
+				arena_alloc(ar, ext_bytes(EXT_FIRST_CAP));
 
-		if (x) {
-			x->cap = EXT_FIRST_CAP;
-			x->n = n;
-			memcpy(x->v, w->v, n * sizeof(*x->v));
-			PUBLISH(c->ext, x);
-			th->st.cells_refined++;
+			if (x) {
+				x->cap = EXT_FIRST_CAP;
+				x->n = HB_RECS + 1;
+				memcpy(x->v, w->v, x->n * sizeof(*x->v));
+				PUBLISH(c->ext, x);
+				th->st.cells_refined++;
+				return nh | HB_EXT;
+			}
+			/* Out of memory: the oldest record is lost. */
+			w->v[0] = w->v[HB_RECS];
+			w->n = HB_RECS;
+		}
+	} else if (w->ext) {
+		if (work_compact(w) > HB_RECS) {
+			w->ext->n = w->n;
 			return nh | HB_EXT;
 		}
-		/* Out of memory: the oldest record is lost. */
-		memmove(w->v, w->v + 1, --n * sizeof(*w->v));
-	} else if (n > HB_RECS) {
-		w->ext->n = n;
-		return nh | HB_EXT;
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < w->n; i++) {
+		if (!w->v[i].mask)
+			continue;
 		PUBLISH(c->rec[i].epoch, w->v[i].epoch);
 		PUBLISH(c->rec[i].site, w->v[i].site);
 		nh |= (uint64_t)(w->v[i].mask |
@@ -213,6 +236,7 @@ static uint64_t work_store(struct valor_thread *th, struct hb_cell *c,
 		      << HB_REC_SHIFT(i);
 	}
 	if (w->ext) {
+		/* Back in the cell: the block goes once it has been read. */
 		PUBLISH(c->ext, NULL);
 		arena_free(ar, w->ext, ext_bytes(w->ext->cap));
 	}
@@ -248,8 +272,7 @@ void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
 	}
 }
 
-static inline bool analyse(const struct hb_op *op, struct hb_work *w,
-			   uint8_t m)
+static inline bool analyse(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
 	if (op->th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD)
 		return fastrcd_cell(op, w, m);

@@ -92,33 +92,46 @@ struct hb_op {
 	bool is_write;
 };
 
-/* Bytes that records of @epoch and kind cover. */
-static inline uint8_t hb_covered(const struct hb_work *w, uint64_t epoch,
-				 bool is_write)
-{
-	uint8_t cov = 0;
+/*
+ * What a cell's records say about an access before it changes them:
+ * @covered, the bytes records of its epoch and kind stand for already;
+ * @same, the record it would merge into (same epoch, site and kind), or
+ * -1; @once and @twice, the bytes one and more than one read record
+ * covers.
+ */
+struct hb_look {
+	uint8_t covered, once, twice;
+	int same;
+};
 
-	for (uint32_t i = 0; i < w->n; i++)
-		if (w->v[i].is_write == is_write && w->v[i].epoch == epoch)
-			cov |= w->v[i].mask;
-	return cov;
+static inline struct hb_look hb_look(const struct hb_work *w,
+				     const struct hb_op *op)
+{
+	struct hb_look l = { .same = -1 };
+
+	for (uint32_t i = 0; i < w->n; i++) {
+		const struct hb_xrec *r = &w->v[i];
+
+		if (!r->is_write) {
+			l.twice |= l.once & r->mask;
+			l.once |= r->mask;
+		}
+		if (r->epoch == op->epoch && r->is_write == op->is_write) {
+			l.covered |= r->mask;
+			if (r->site == op->site)
+				l.same = (int)i;
+		}
+	}
+	return l;
 }
 
-/*
- * The access's record for @bytes, merged into one of the same epoch,
- * site and kind.  Reads take bytes away from other records themselves.
- */
+/* The access's record for @bytes, merged into @l's if there is one. */
 static inline void hb_add(struct hb_work *w, const struct hb_op *op,
-			  uint8_t bytes)
+			  const struct hb_look *l, uint8_t bytes)
 {
-	for (uint32_t i = 0; i < w->n; i++) {
-		struct hb_xrec *r = &w->v[i];
-
-		if (r->epoch == op->epoch && r->site == op->site &&
-		    r->is_write == op->is_write) {
-			r->mask |= bytes;
-			return;
-		}
+	if (l->same >= 0) {
+		w->v[l->same].mask |= bytes;
+		return;
 	}
 	/* hb_work always has room for one more. */
 	w->v[w->n++] = (struct hb_xrec){
@@ -127,24 +140,6 @@ static inline void hb_add(struct hb_work *w, const struct hb_op *op,
 		.mask = bytes,
 		.is_write = op->is_write,
 	};
-}
-
-/*
- * A write of @bytes: they leave every other record but the writer's own
- * reads (a later conflict with that read is one with the write too, but
- * keeping it lets a report name both accesses), then hb_add().  @slot is
- * the writer's.
- */
-static inline void hb_write_update(struct hb_work *w, const struct hb_op *op,
-				   uint32_t slot, uint8_t bytes)
-{
-	for (uint32_t i = 0; i < w->n; i++) {
-		struct hb_xrec *r = &w->v[i];
-
-		if (r->is_write || epoch_slot(r->epoch) != slot)
-			r->mask &= (uint8_t)~bytes;
-	}
-	hb_add(w, op, bytes);
 }
 
 /* Report @bytes of the access against earlier record @r. */

@@ -153,8 +153,7 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 		if (th->mode == THREAD_ALONE)
 			th->st.accesses_alone++;
 		else if (rt_hb)
-			on_access_hb(th, (uintptr_t)addr, size, is_write,
-				     site);
+			on_access_hb(th, (uintptr_t)addr, size, is_write, site);
 		else
 			on_access_full((uintptr_t)addr, size, is_write, site);
 		return;

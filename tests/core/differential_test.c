@@ -15,6 +15,9 @@
  *   VALOR_DIFF_TRACES  traces per analysis and region mode (default 10000)
  *   VALOR_DIFF_SEED    base seed (default DEFAULT_SEED), decimal or 0x...
  *   VALOR_DIFF_ONLY    run only the trace with this index (replay)
+ *   VALOR_DIFF_CONFIGS run only configurations whose names start with
+ *                      one of these comma-separated prefixes; the others
+ *                      are reported as skipped
  * Documentation/testing-oracle.md says how to replay and shrink failures.
  */
 #include "kselftest_harness.h"
@@ -488,6 +491,23 @@ static void share_read_sites(struct valor_event *ev, size_t n, uint64_t seed)
 	}
 }
 
+/* Is @cfg among the prefixes of VALOR_DIFF_CONFIGS (all if unset)? */
+static bool config_selected(const struct config *cfg)
+{
+	const char *list = getenv("VALOR_DIFF_CONFIGS");
+
+	if (!list || !*list)
+		return true;
+	while (*list) {
+		size_t len = strcspn(list, ",");
+
+		if (len && !strncmp(cfg->name, list, len))
+			return true;
+		list += len + (list[len] == ',');
+	}
+	return false;
+}
+
 static void run_config(struct __test_metadata *_metadata,
 		       const struct config *cfg)
 {
@@ -500,6 +520,8 @@ static void run_config(struct __test_metadata *_metadata,
 	uint64_t only = env_u64("VALOR_DIFF_ONLY", 0, &only_set);
 	uint64_t from = only_set ? only : 0, to = only_set ? only + 1 : traces;
 
+	if (!config_selected(cfg))
+		SKIP(return, "not in VALOR_DIFF_CONFIGS");
 	printf("# seed: 0x%llx%s\n", (unsigned long long)base,
 	       seed_set ? " (VALOR_DIFF_SEED)" : " (default)");
 	fflush(stdout);
