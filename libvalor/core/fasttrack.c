@@ -4,7 +4,8 @@
  * detection with vector clocks, where a location's last write is one
  * epoch and its reads are one epoch until two concurrent reads need a
  * read vector (the read set).  Done here on a cell's records at once
- * (hbcell.h); per byte it is the paper's algorithm.
+ * (hbcell.h); per byte it is the paper's algorithm, but for the reads
+ * a read set keeps (fasttrack_read()).
  */
 #include "hbcell.h"
 #include "internal.h"
@@ -44,16 +45,15 @@ static void fasttrack_write(const struct hb_op *op, struct hb_work *w,
 
 /*
  * A read of @todo: the last writes that do not happen before it race
- * with it.  A byte read once keeps that read only while it is
- * concurrent with this one (then the two make a read set); a read set
- * keeps every entry; either way the thread's own earlier read goes.
+ * with it.  Earlier reads that happen before it go (the thread's own
+ * among them): a later write that races with one of them races with
+ * this read too, on the same bytes, so the read set keeps only reads
+ * concurrent with each other and finds the same races as the paper's
+ * read vector, with as many entries as there are concurrent readers.
  */
 static void fasttrack_read(const struct hb_op *op, struct hb_work *w,
 			   const struct hb_look *l, uint8_t todo)
 {
-	uint32_t slot = op->th->slot;
-	uint8_t single = l->once & (uint8_t)~l->twice;
-
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct hb_xrec *r = &w->v[i];
 		uint8_t bytes = r->mask & todo;
@@ -63,10 +63,8 @@ static void fasttrack_read(const struct hb_op *op, struct hb_work *w,
 		if (r->is_write) {
 			if (!happens_before(op->th, r->epoch))
 				hb_report(op, VALOR_CONFLICT_WR, r, bytes);
-		} else if (epoch_slot(r->epoch) == slot) {
-			r->mask &= (uint8_t)~todo;
 		} else if (happens_before(op->th, r->epoch)) {
-			r->mask &= (uint8_t) ~(todo & single);
+			r->mask &= (uint8_t)~todo;
 		}
 	}
 	hb_add(w, op, l, todo);
@@ -74,7 +72,7 @@ static void fasttrack_read(const struct hb_op *op, struct hb_work *w,
 
 bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
-	struct hb_look l = hb_look(w, op);
+	struct hb_look l = hb_look(w, op, false);
 	/* Bytes this epoch wrote (or read) already are left alone. */
 	uint8_t todo = m & (uint8_t)~l.covered;
 

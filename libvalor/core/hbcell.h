@@ -95,30 +95,26 @@ struct hb_op {
 /*
  * What a cell's records say about an access before it changes them:
  * @covered, the bytes records of its epoch and kind stand for already;
- * @same, the record it would merge into (same epoch, site and kind), or
- * -1; @once and @twice, the bytes one and more than one read record
- * covers.
+ * @same, the record it would merge into (same epoch, site and kind, or
+ * with @any_site same epoch and kind), or -1.
  */
 struct hb_look {
-	uint8_t covered, once, twice;
+	uint8_t covered;
 	int same;
 };
 
 static inline struct hb_look hb_look(const struct hb_work *w,
-				     const struct hb_op *op)
+				     const struct hb_op *op, bool any_site)
 {
 	struct hb_look l = { .same = -1 };
 
 	for (uint32_t i = 0; i < w->n; i++) {
 		const struct hb_xrec *r = &w->v[i];
 
-		if (!r->is_write) {
-			l.twice |= l.once & r->mask;
-			l.once |= r->mask;
-		}
 		if (r->epoch == op->epoch && r->is_write == op->is_write) {
 			l.covered |= r->mask;
-			if (r->site == op->site)
+			/* Not an emptied one: its site may have been freed. */
+			if (r->site == op->site || (any_site && r->mask))
 				l.same = (int)i;
 		}
 	}
