@@ -27,11 +27,7 @@ static bool ongoing(const struct valor_ctx *ctx, uint64_t epoch)
  */
 bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
-	/*
-	 * One record per region and kind: a region conflict names the
-	 * region's first access of the kind to the cell (semantics.md).
-	 */
-	struct hb_look l = hb_look(w, op, true);
+	struct hb_look l = hb_look(w, op);
 	/* Bytes this region wrote (or read) already are left alone. */
 	uint8_t todo = m & (uint8_t)~l.covered;
 	uint32_t slot = op->th->slot;

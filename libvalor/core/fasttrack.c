@@ -72,7 +72,7 @@ static void fasttrack_read(const struct hb_op *op, struct hb_work *w,
 
 bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 {
-	struct hb_look l = hb_look(w, op, false);
+	struct hb_look l = hb_look(w, op);
 	/* Bytes this epoch wrote (or read) already are left alone. */
 	uint8_t todo = m & (uint8_t)~l.covered;
 

@@ -95,8 +95,9 @@ struct hb_op {
 /*
  * What a cell's records say about an access before it changes them:
  * @covered, the bytes records of its epoch and kind stand for already;
- * @same, the record it would merge into (same epoch, site and kind, or
- * with @any_site same epoch and kind), or -1.
+ * @same, the record it would merge into (same epoch, site and kind), or
+ * -1.  Records of different sites stay apart, so that a report names the
+ * access to the bytes it is about.
  */
 struct hb_look {
 	uint8_t covered;
@@ -104,7 +105,7 @@ struct hb_look {
 };
 
 static inline struct hb_look hb_look(const struct hb_work *w,
-				     const struct hb_op *op, bool any_site)
+				     const struct hb_op *op)
 {
 	struct hb_look l = { .same = -1 };
 
@@ -113,8 +114,7 @@ static inline struct hb_look hb_look(const struct hb_work *w,
 
 		if (r->epoch == op->epoch && r->is_write == op->is_write) {
 			l.covered |= r->mask;
-			/* Not an emptied one: its site may have been freed. */
-			if (r->site == op->site || (any_site && r->mask))
+			if (r->site == op->site)
 				l.same = (int)i;
 		}
 	}
