@@ -69,10 +69,17 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 		if (!ctx->sync)
 			goto err_slots;
 	}
+	/*
+	 * FastRCD and FastTrack records are 64 bytes a cell: their shadow is
+	 * dense where used, and time is what they are measured by, so their
+	 * leaves take huge pages (more memory only where accesses are sparse);
+	 * Valor's is kept small (one word a cell, 4 KiB pages).
+	 */
 	err = shadow_init(&ctx->shadow,
 			  ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
 				  CELL_SHIFT :
-				  HB_CELL_SHIFT);
+				  HB_CELL_SHIFT,
+			  ctx->p.analysis != VALOR_ANALYSIS_VALOR);
 	if (err)
 		goto err_sync;
 	arena_init(&ctx->arena);

@@ -16,8 +16,9 @@ static void *reserve(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int shadow_init(struct shadow *s, unsigned record_shift)
+int shadow_init(struct shadow *s, unsigned record_shift, bool huge)
 {
+	s->huge = huge;
 	s->leaf_bytes = SHADOW_LEAF_WORDS << record_shift;
 	s->top = reserve(TOP_BYTES);
 	if (!s->top)
@@ -68,6 +69,16 @@ shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index)
 
 	if (!fresh)
 		return NULL;
+	/*
+	 * Huge pages where asked for: an access checks its record before
+	 * it writes it, so a 4 KiB page of records is first mapped to the
+	 * zero page and then copied, which flushes the TLBs of every CPU
+	 * the process runs on (12-20% of FastRCD's time in fft and radix).
+	 * A huge page takes that once per 2 MiB.  Advice only: where the
+	 * kernel has no transparent huge pages, nothing changes.
+	 */
+	if (s->huge)
+		madvise(fresh, s->leaf_bytes, MADV_HUGEPAGE);
 	if (remember_leaf(s, fresh)) {
 		munmap(fresh, s->leaf_bytes);
 		return NULL;

@@ -19,6 +19,7 @@
 
 #include "sys.h"
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,7 @@ typedef _Atomic uint64_t shadow_word;
 struct shadow {
 	shadow_word *_Atomic *top;
 	size_t leaf_bytes; /* SHADOW_LEAF_WORDS records of the analysis */
+	bool huge; /* leaves in transparent huge pages */
 	_Atomic uint64_t mapped_bytes;
 	/* Installed leaves, for shadow_fini(); appended under @leaves_lock. */
 	struct eng_lock leaves_lock;
@@ -41,8 +43,12 @@ struct shadow {
 	size_t nleaves, leaves_cap;
 };
 
-/* @record_shift: log2 of the bytes of one cell's record (3: a word) */
-int shadow_init(struct shadow *s, unsigned record_shift);
+/*
+ * @record_shift: log2 of the bytes of one cell's record (3: a word);
+ * @huge: ask for transparent huge pages for the leaves (fewer page
+ * faults and TLB flushes; more memory where accesses are sparse).
+ */
+int shadow_init(struct shadow *s, unsigned record_shift, bool huge);
 void shadow_fini(struct shadow *s);
 shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index);
 
