@@ -349,6 +349,7 @@ struct valor_ctx {
 	struct thread_stats retired;
 	uint64_t threads_created;
 	_Atomic uint32_t nlive; /* created and not exited */
+	_Atomic uint64_t njoined; /* threads valor_thread_join() took */
 	uint32_t nroots; /* created without a parent */
 
 	struct sync_table *sync; /* FastTrack: sync object clocks */

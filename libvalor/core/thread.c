@@ -65,23 +65,37 @@ void thread_region_boundary(struct valor_thread *th)
  * to be ongoing, so no access it makes now can be the later side of one;
  * nor the earlier side, since another region could only start after a
  * thread it creates, and creating one ends its region.  Valor and FastRCD
- * skip such accesses (semantics.md, "Threads that run alone"); FastTrack
- * cannot: an exited thread that was not joined still races with them.
+ * skip such accesses (semantics.md, "Threads that run alone").
  *
- * Only @th calls this, at its region boundaries and joins, and its
- * creator before it runs.  Under VALOR_ONE_ROOT only a live thread
- * creates threads, so once @th sees itself alone no other thread can
- * appear but by @th's own valor_thread_create(), which ends its region
- * and calls this again.
+ * FastTrack needs more: an exited thread that was not joined still races
+ * with them.  Once every other thread has been joined, though (a joiner
+ * other than @th was itself joined, so the joins lead to @th), all that
+ * any other thread did happens before @th's accesses, and all that any
+ * thread will do happens after them (a new thread comes from @th), so
+ * they race with nothing either way.
+ *
+ * Only @th calls this, at its region boundaries, creations and joins,
+ * and its creator before it runs.  Under VALOR_ONE_ROOT only a live
+ * thread creates threads, so once @th sees itself alone no other thread
+ * can appear but by @th's own valor_thread_create(), which calls this
+ * again.
  */
 void thread_update_mode(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
+	bool alone = (ctx->p.flags & VALOR_ONE_ROOT) &&
+		     atomic_load_explicit(&ctx->nlive, memory_order_acquire) ==
+			     1;
 
-	if (th->exited || ctx->p.analysis == VALOR_ANALYSIS_FASTTRACK)
+	if (th->exited)
 		return;
-	if ((ctx->p.flags & VALOR_ONE_ROOT) &&
-	    atomic_load_explicit(&ctx->nlive, memory_order_acquire) == 1)
+	/* With one thread live, no other creates or joins: no lock needed. */
+	if (alone && is_fasttrack(ctx))
+		alone = atomic_load_explicit(&ctx->njoined,
+					     memory_order_acquire) +
+				1 ==
+			ctx->threads_created;
+	if (alone)
 		th->mode = THREAD_ALONE;
 	else
 		th->mode = ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
@@ -238,10 +252,12 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 
 	/* Creating a thread is a release of the parent. */
 	if (parent) {
-		if (is_fasttrack(ctx))
+		if (is_fasttrack(ctx)) {
 			fasttrack_tick(parent);
-		else
+			thread_update_mode(parent);
+		} else {
 			thread_region_boundary(parent);
+		}
 		conflict_deliver(parent);
 	}
 	thread_update_mode(th);
@@ -313,6 +329,7 @@ int valor_thread_join(struct valor_thread *joiner, struct valor_thread *joinee)
 	else if (ctx->p.regions == VALOR_REGIONS_SFR)
 		thread_region_boundary(joiner);
 	valor_thread_forget(joinee);
+	atomic_fetch_add(&ctx->njoined, 1);
 	thread_update_mode(joiner);
 	conflict_deliver(joiner);
 	return 0;

@@ -578,12 +578,8 @@ static void run_config(struct __test_metadata *_metadata,
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_WW]);
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_WR]);
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_RW]);
-	/* Region conflicts: skipping a lone thread's accesses was checked. */
-	if (cfg->analysis != VALOR_ANALYSIS_FASTTRACK) {
-		EXPECT_LT((size_t)0, cov.alone_conflicting);
-	} else {
-		EXPECT_EQ((size_t)0, cov.alone);
-	}
+	/* Skipping a lone thread's accesses was checked. */
+	EXPECT_LT((size_t)0, cov.alone_conflicting);
 }
 
 TEST(valor_rfr)
