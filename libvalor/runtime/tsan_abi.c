@@ -152,7 +152,13 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 	if (unlikely(th->mode != THREAD_FAST)) {
 		if (th->mode == THREAD_ALONE)
 			th->st.accesses_alone++;
-		else if (rt_hb)
+		else if (rt_hb && size == 16 &&
+			 !((uintptr_t)addr & (CELL_SIZE - 1))) {
+			/* Two cells, two looks (as for Valor, below). */
+			on_access_hb(th, (uintptr_t)addr, 8, is_write, site);
+			on_access_hb(th, (uintptr_t)addr + 8, 8, is_write,
+				     site);
+		} else if (rt_hb)
 			on_access_hb(th, (uintptr_t)addr, size, is_write, site);
 		else
 			on_access_full((uintptr_t)addr, size, is_write, site);
