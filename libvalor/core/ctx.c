@@ -57,9 +57,13 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 
 	err = -ENOMEM;
 	ctx->nslots = ctx->p.max_threads + 1;
-	ctx->slots = eng_calloc(ctx->nslots, sizeof(*ctx->slots));
+	/* calloc, not memalign: the untouched slots stay zero pages. */
+	ctx->slots_mem = eng_calloc(1, (ctx->nslots + 1) * sizeof(*ctx->slots));
+	ctx->slots = (struct slot *)(((uintptr_t)ctx->slots_mem +
+				      sizeof(*ctx->slots) - 1) &
+				     ~(uintptr_t)(sizeof(*ctx->slots) - 1));
 	ctx->free_slots = eng_calloc(ctx->nslots, sizeof(*ctx->free_slots));
-	if (!ctx->slots || !ctx->free_slots)
+	if (!ctx->slots_mem || !ctx->free_slots)
 		goto err_slots;
 	ctx->next_unused = 1;
 	ctx->next_tid = 1;
@@ -90,7 +94,7 @@ err_sync:
 	sync_table_free(ctx->sync);
 err_slots:
 	eng_free(ctx->free_slots);
-	eng_free(ctx->slots);
+	eng_free(ctx->slots_mem);
 err_free:
 	eng_free(ctx);
 	errno = -err;
@@ -117,7 +121,7 @@ void valor_ctx_free(struct valor_ctx *ctx)
 	arena_fini(&ctx->arena);
 	shadow_fini(&ctx->shadow);
 	eng_free(ctx->free_slots);
-	eng_free(ctx->slots);
+	eng_free(ctx->slots_mem);
 	eng_free(ctx);
 }
 

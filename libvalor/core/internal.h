@@ -106,7 +106,12 @@ struct slot {
 	 */
 	struct slot_occupant *occ;
 	uint32_t nocc, occ_cap;
-};
+	/*
+	 * Lines of their own: a slot's write-log head moves with every
+	 * region-first write of its thread, its clock at every region end,
+	 * and FastRCD reads other slots' clocks on every conflict check.
+	 */
+} __attribute__((aligned(64)));
 
 struct slot_occupant {
 	uint64_t first_clock;
@@ -338,6 +343,7 @@ struct valor_ctx {
 
 	struct eng_lock lock;
 	struct slot *slots; /* [0] unused: slot 0 means "none" */
+	void *slots_mem; /* what was allocated for @slots (aligned in it) */
 	uint32_t nslots; /* max_threads + 1 */
 	uint32_t *free_slots; /* stack of recyclable slots */
 	uint32_t nfree;
