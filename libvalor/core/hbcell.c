@@ -187,59 +187,74 @@ static uint32_t work_compact(struct hb_work *w)
 	return w->n = n;
 }
 
-/* Write the records back; returns the new head (still locked). */
+/* A record's bits in the head: mask and kind, nothing if it is empty. */
+static uint64_t head_bits(const struct hb_xrec *r, unsigned i)
+{
+	unsigned bits = r->mask | (r->is_write ? HB_REC_WRITE : 0);
+
+	return r->mask ? (uint64_t)bits << HB_REC_SHIFT(i) : 0;
+}
+
+/* Publish record @r as the cell's record @i (lock held). */
+static void rec_publish(struct hb_cell *c, unsigned i, const struct hb_xrec *r)
+{
+	PUBLISH(c->rec[i].epoch, r->epoch);
+	PUBLISH(c->rec[i].site, r->site);
+}
+
+/*
+ * Write the records back; returns the new head (still locked).  Records
+ * that stayed in the cell kept their places, epochs and sites -- an
+ * analysis only changes their masks -- so only a record it added is
+ * written there.
+ */
 static uint64_t work_store(struct valor_thread *th, struct hb_cell *c,
 			   uint64_t h, struct hb_work *w)
 {
 	struct arena *ar = &th->ctx->arena;
 	uint64_t nh = (h & ~(HB_MASKS | HB_EXT)) + HB_VERSION_ONE;
 
-	if (!w->ext && w->n > HB_RECS) {
-		/* A record was added: into a place left empty, if any. */
-		for (unsigned i = 0; i < HB_RECS && w->v[HB_RECS].mask; i++) {
-			if (!w->v[i].mask) {
-				w->v[i] = w->v[HB_RECS];
-				w->v[HB_RECS].mask = 0;
-			}
-		}
-		if (!w->v[HB_RECS].mask) {
-			w->n = HB_RECS;
-		} else {
-			struct hb_ext *x =
-				arena_alloc(ar, ext_bytes(EXT_FIRST_CAP));
+	if (!w->ext) {
+		struct hb_xrec *added = &w->v[HB_RECS];
+		int place = -1;
 
-			if (x) {
-				x->cap = EXT_FIRST_CAP;
-				x->n = HB_RECS + 1;
-				memcpy(x->v, w->v, x->n * sizeof(*x->v));
-				PUBLISH(c->ext, x);
-				th->st.cells_refined++;
-				return nh | HB_EXT;
+		if (w->n > HB_RECS && added->mask) {
+			for (unsigned i = 0; i < HB_RECS && place < 0; i++)
+				if (!w->v[i].mask)
+					place = (int)i;
+			if (place < 0) {
+				struct hb_ext *x = arena_alloc(
+					ar, ext_bytes(EXT_FIRST_CAP));
+
+				if (x) {
+					x->cap = EXT_FIRST_CAP;
+					x->n = HB_RECS + 1;
+					memcpy(x->v, w->v,
+					       x->n * sizeof(*x->v));
+					PUBLISH(c->ext, x);
+					th->st.cells_refined++;
+					return nh | HB_EXT;
+				}
+				place = 0; /* out of memory: the oldest is lost */
 			}
-			/* Out of memory: the oldest record is lost. */
-			w->v[0] = w->v[HB_RECS];
-			w->n = HB_RECS;
+			w->v[place] = *added;
+			rec_publish(c, (unsigned)place, added);
 		}
-	} else if (w->ext) {
-		if (work_compact(w) > HB_RECS) {
-			w->ext->n = w->n;
-			return nh | HB_EXT;
-		}
+		for (unsigned i = 0; i < HB_RECS; i++)
+			nh |= head_bits(&w->v[i], i);
+		return nh;
 	}
+	if (work_compact(w) > HB_RECS) {
+		w->ext->n = w->n;
+		return nh | HB_EXT;
+	}
+	/* Back in the cell: the block goes once it has been read. */
 	for (uint32_t i = 0; i < w->n; i++) {
-		if (!w->v[i].mask)
-			continue;
-		PUBLISH(c->rec[i].epoch, w->v[i].epoch);
-		PUBLISH(c->rec[i].site, w->v[i].site);
-		nh |= (uint64_t)(w->v[i].mask |
-				 (w->v[i].is_write ? HB_REC_WRITE : 0))
-		      << HB_REC_SHIFT(i);
+		rec_publish(c, i, &w->v[i]);
+		nh |= head_bits(&w->v[i], i);
 	}
-	if (w->ext) {
-		/* Back in the cell: the block goes once it has been read. */
-		PUBLISH(c->ext, NULL);
-		arena_free(ar, w->ext, ext_bytes(w->ext->cap));
-	}
+	PUBLISH(c->ext, NULL);
+	arena_free(ar, w->ext, ext_bytes(w->ext->cap));
 	return nh;
 }
 
