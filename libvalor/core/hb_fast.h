@@ -35,13 +35,7 @@ hb_fast_check(const struct valor_thread *th, shadow_word *_Atomic *top,
 	uint64_t h, epoch;
 	unsigned m;
 
-	if (__builtin_expect(off + size > CELL_SIZE ||
-				     addr >= (1ULL << SHADOW_ADDR_BITS),
-			     0))
-		return HB_FAST_FULL;
-	leaf = atomic_load_explicit(
-		&top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
-		memory_order_acquire);
+	leaf = shadow_fast_leaf(top, addr, size);
 	if (__builtin_expect(!leaf, 0))
 		return HB_FAST_FULL;
 	*c = (struct hb_cell *)leaf + (cell & (SHADOW_LEAF_WORDS - 1));

@@ -109,6 +109,23 @@ static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
 }
 
 /*
+ * The leaf an inline check looks into for an access of @size bytes at
+ * @addr, with the table @top passed in (a global, in the runtime): NULL
+ * when the access crosses a cell, lies beyond the analysed space or has
+ * no leaf yet, all three cases for the caller's slow path.
+ */
+static inline __attribute__((always_inline)) void *
+shadow_fast_leaf(shadow_word *_Atomic *top, uint64_t addr, uint64_t size)
+{
+	if (__builtin_expect((addr & (CELL_SIZE - 1)) + size > CELL_SIZE ||
+				     addr >= (1ULL << SHADOW_ADDR_BITS),
+			     0))
+		return NULL;
+	return atomic_load_explicit(&top[addr >> SHADOW_LEAF_SHIFT],
+				    memory_order_acquire);
+}
+
+/*
  * The first cell at or after @cell, up to @end (exclusive), whose leaf
  * exists; @end if none.  Lets a free of a huge range skip the address
  * space no access ever touched.

@@ -280,13 +280,7 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 	uint64_t tag;
 	uint8_t m;
 
-	if (__builtin_expect(off + size > CELL_SIZE ||
-				     addr >= (1ULL << SHADOW_ADDR_BITS),
-			     0))
-		return full;
-	leaf = atomic_load_explicit(
-		&top[cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT)],
-		memory_order_acquire);
+	leaf = shadow_fast_leaf(top, addr, size);
 	if (__builtin_expect(!leaf, 0))
 		return full;
 	*p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
