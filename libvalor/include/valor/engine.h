@@ -155,7 +155,11 @@ struct valor_stats {
 	uint64_t write_log_overflows; /* Valor: full write sets (spill or split) */
 	uint64_t validations;
 	uint64_t reads_logged; /* Valor: read-log entries appended */
-	uint64_t cells_refined; /* cells split into per-byte metadata */
+	/*
+	 * Valor: cells split into per-byte metadata; FastRCD, FastTrack:
+	 * cells whose access records moved out to a block (more than three)
+	 */
+	uint64_t cells_refined;
 	uint64_t shadow_bytes; /* shadow memory mapped */
 	uint64_t accesses_alone; /* made while the thread ran alone: skipped */
 };
