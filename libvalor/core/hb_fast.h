@@ -4,9 +4,9 @@
  * runtime's access entry points: an access the thread's current epoch
  * (region) made already -- a write record of this epoch covering the
  * bytes written, a read record covering the bytes read -- changes
- * nothing and needs no call.  This is hbcell.c's covered_unlocked() for
- * a cell whose records are all in the cell, and for one record at a
- * time; the rest is the engine's.
+ * nothing and needs no call.  This is hbcell.c's covers_unlocked() for
+ * a cell whose records are all in the cell (hb_head_covers(), shared);
+ * the rest is the engine's.
  */
 #ifndef VALOR_CORE_HB_FAST_H
 #define VALOR_CORE_HB_FAST_H
@@ -30,10 +30,9 @@ hb_fast_check(const struct valor_thread *th, shadow_word *_Atomic *top,
 	      uintptr_t addr, size_t size, bool is_write, struct hb_cell **c)
 {
 	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
-	unsigned want = is_write ? HB_REC_WRITE : 0;
+	uint8_t m = (uint8_t)(((1U << size) - 1) << off);
 	shadow_word *leaf;
-	uint64_t h, epoch;
-	unsigned m;
+	uint64_t h;
 
 	leaf = shadow_fast_leaf(top, addr, size);
 	if (__builtin_expect(!leaf, 0))
@@ -42,23 +41,14 @@ hb_fast_check(const struct valor_thread *th, shadow_word *_Atomic *top,
 	h = atomic_load_explicit(&(*c)->head, memory_order_acquire);
 	if (h & (HB_LOCKED | HB_EXT))
 		return HB_FAST_CELL;
-	epoch = epoch_make(th->slot, th->clock);
-	m = ((1U << size) - 1) << off;
-	for (unsigned i = 0; i < HB_RECS; i++) {
-		unsigned r = (unsigned)(h >> HB_REC_SHIFT(i));
-
-		if ((r & HB_REC_WRITE) == want && (r & m) == m &&
-		    __atomic_load_n(&(*c)->rec[i].epoch, __ATOMIC_RELAXED) ==
-			    epoch) {
-			/* Only if no lock holder moved records meanwhile. */
-			atomic_thread_fence(memory_order_acquire);
-			return atomic_load_explicit(&(*c)->head,
-						    memory_order_relaxed) == h ?
-				       HB_FAST_SEEN :
-				       HB_FAST_CELL;
-		}
-	}
-	return HB_FAST_CELL;
+	if (!hb_head_covers(*c, h, epoch_make(th->slot, th->clock), is_write,
+			    m))
+		return HB_FAST_CELL;
+	/* Only if no lock holder moved records meanwhile. */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&(*c)->head, memory_order_relaxed) == h ?
+		       HB_FAST_SEEN :
+		       HB_FAST_CELL;
 }
 
 #endif /* VALOR_CORE_HB_FAST_H */

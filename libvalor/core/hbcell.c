@@ -81,30 +81,24 @@ static unsigned head_rec(uint64_t h, unsigned i)
 }
 
 /*
- * Bytes that records of @epoch and kind cover, read without the lock;
- * 0 when a lock holder came in between.  An ext block is looked into
- * only once the head shows that the pointer and its capacity belong
- * together; arena memory stays mapped and a block keeps its size when
- * reused, so a scan of a block freed meanwhile stays inside it, and the
- * head decides whether what it read counts.
+ * Do records of @epoch and kind cover bytes @m?  Read without the lock,
+ * and a yes only if no lock holder came in between.  An ext block is
+ * looked into only once the head shows that the pointer and its
+ * capacity belong together; arena memory stays mapped and a block keeps
+ * its size when reused, so a scan of a block freed meanwhile stays
+ * inside it, and the head decides whether what it read counts.
  */
-static uint8_t covered_unlocked(struct hb_cell *c, uint64_t epoch,
-				bool is_write)
+static bool covers_unlocked(struct hb_cell *c, uint64_t epoch, bool is_write,
+			    uint8_t m)
 {
 	uint64_t h = atomic_load_explicit(&c->head, memory_order_acquire);
-	unsigned want = is_write ? HB_REC_WRITE : 0;
 	uint8_t cov = 0;
 
 	if (h & HB_LOCKED)
-		return 0;
+		return false;
 	if (!(h & HB_EXT)) {
-		for (unsigned i = 0; i < HB_RECS; i++) {
-			unsigned r = head_rec(h, i);
-
-			if ((r & HB_REC_WRITE) == want &&
-			    UNLOCKED(c->rec[i].epoch) == epoch)
-				cov |= (uint8_t)r;
-		}
+		if (!hb_head_covers(c, h, epoch, is_write, m))
+			return false;
 	} else {
 		const struct hb_ext *x = UNLOCKED(c->ext);
 		uint32_t n, cap;
@@ -112,20 +106,21 @@ static uint8_t covered_unlocked(struct hb_cell *c, uint64_t epoch,
 		atomic_thread_fence(memory_order_acquire);
 		if (!x ||
 		    atomic_load_explicit(&c->head, memory_order_relaxed) != h)
-			return 0;
+			return false;
 		n = UNLOCKED(x->n);
 		cap = UNLOCKED(x->cap);
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&c->head, memory_order_relaxed) != h)
-			return 0;
+			return false;
 		for (uint32_t i = 0; i < n && i < cap; i++)
 			if (UNLOCKED(x->v[i].is_write) == is_write &&
 			    UNLOCKED(x->v[i].epoch) == epoch)
 				cov |= UNLOCKED(x->v[i].mask);
+		if ((cov & m) != m)
+			return false;
 	}
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&c->head, memory_order_relaxed) == h ? cov :
-									   0;
+	return atomic_load_explicit(&c->head, memory_order_relaxed) == h;
 }
 
 /*
@@ -425,7 +420,7 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 
 		if (!c)
 			return;
-		if ((covered_unlocked(c, op.epoch, op.is_write) & m) == m)
+		if (covers_unlocked(c, op.epoch, op.is_write, m))
 			continue;
 		op.cell = cell;
 		apply_cell(&op, c, m, false);

@@ -62,6 +62,29 @@ struct hb_cell {
 _Static_assert(sizeof(struct hb_cell) == 1U << HB_CELL_SHIFT,
 	       "an hb_cell is the shadow record of a cell");
 
+/*
+ * Does one record in cell @c, of @epoch and kind, cover bytes @m, as head
+ * @h describes the records?  Read without the lock: a yes counts only if
+ * the head is still @h afterwards (the caller looks again).  @h must
+ * show the records in the cell (no HB_EXT).  Bytes two records cover
+ * between them get a no, and the locked path finds them covered.
+ */
+static inline bool hb_head_covers(const struct hb_cell *c, uint64_t h,
+				  uint64_t epoch, bool is_write, uint8_t m)
+{
+	unsigned want = is_write ? HB_REC_WRITE : 0;
+
+	for (unsigned i = 0; i < HB_RECS; i++) {
+		unsigned r = (unsigned)(h >> HB_REC_SHIFT(i));
+
+		if ((r & HB_REC_WRITE) == want && (r & m) == m &&
+		    __atomic_load_n(&c->rec[i].epoch, __ATOMIC_RELAXED) ==
+			    epoch)
+			return true;
+	}
+	return false;
+}
+
 /* A record with its mask: in an ext block, and while a cell is changed. */
 struct hb_xrec {
 	uint64_t epoch;
