@@ -113,7 +113,14 @@ void valor_ctx_free(struct valor_ctx *ctx)
 		valor_thread_forget(th);
 	}
 	for (uint32_t i = 0; i < ctx->nslots; i++) {
-		eng_free(ctx->slots[i].wlog);
+		struct wlog_ring *r = atomic_load(&ctx->slots[i].wlog);
+
+		while (r) {
+			struct wlog_ring *older = r->older;
+
+			eng_free(r);
+			r = older;
+		}
 		eng_free(ctx->slots[i].runs);
 		eng_free(ctx->slots[i].occ);
 	}

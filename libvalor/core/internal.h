@@ -80,6 +80,24 @@ struct wlog_entry {
 #define WLOG_LO_OFF_SHIFT WLOG_HI_BITS
 
 /*
+ * A slot's write log: a ring that starts small and doubles, up to
+ * ctx->wlog_cap, when a region's write set fills half of it (the owner
+ * copies it into the bigger one; the other half keeps earlier regions'
+ * writes for reports), so a thread of short regions keeps 40 KB instead
+ * of the 640 KB of the largest ring.  Other threads read rings only for
+ * reports, counted in ctx->wlog_readers, and take the capacity from the
+ * ring they loaded: a replaced ring is freed at once when no one reads,
+ * else kept until the context ends (@older).
+ */
+struct wlog_ring {
+	uint64_t cap; /* entries, a power of two */
+	struct wlog_ring *older; /* the ring this one replaced */
+	struct wlog_entry e[];
+};
+
+#define WLOG_FIRST_ENTRIES 1024U
+
+/*
  * A thread slot: the small integer an epoch or an owner field names.
  * Slots outlive their threads: the clock continues across occupants so
  * that an epoch of an earlier occupant never looks like a current one.
@@ -90,7 +108,9 @@ struct slot {
 	uint64_t final_clock; /* clock at the last occupant's exit */
 	bool used; /* has ever had an occupant */
 	bool live; /* has an occupant now */
-	struct wlog_entry *wlog; /* ring, ctx->wlog_cap entries */
+	struct wlog_ring *_Atomic wlog; /* the occupant replaces it */
+	uint64_t wlog_mask; /* wlog->cap - 1, for the occupant */
+	uint64_t wlog_room; /* a write set this big grows or spills */
 	_Atomic uint64_t wlog_head;
 	/*
 	 * Runs of cells whose write-log entries a region spilled, with the
@@ -117,6 +137,15 @@ struct slot_occupant {
 	uint64_t first_clock;
 	uint64_t tid;
 };
+
+/* Entry @i of @s's ring, for its occupant (the only thread that grows it). */
+static inline struct wlog_entry *wlog_at(struct slot *s, uint64_t i)
+{
+	struct wlog_ring *r =
+		atomic_load_explicit(&s->wlog, memory_order_relaxed);
+
+	return &r->e[i & s->wlog_mask];
+}
 
 #define WSPILL_RUNS 1024U
 
@@ -348,7 +377,7 @@ struct valor_ctx {
 	uint32_t *free_slots; /* stack of recyclable slots */
 	uint32_t nfree;
 	uint32_t next_unused; /* slots never used start here */
-	uint32_t wlog_cap; /* power of two */
+	uint32_t wlog_cap; /* largest write-log ring, a power of two */
 	uint64_t next_tid;
 
 	struct valor_thread *threads; /* every handle not yet freed */
@@ -356,10 +385,17 @@ struct valor_ctx {
 	uint64_t threads_created;
 	_Atomic uint32_t nlive; /* created and not exited */
 	_Atomic uint64_t njoined; /* threads valor_thread_join() took */
+	_Atomic uint32_t wlog_readers; /* threads reading another's ring */
 	uint32_t nroots; /* created without a parent */
 
 	struct sync_table *sync; /* FastTrack: sync object clocks */
 };
+
+/* A write set of this many entries grows a ring of @cap, or spills. */
+static inline uint64_t wlog_room(const struct valor_ctx *ctx, uint64_t cap)
+{
+	return cap < ctx->wlog_cap ? cap / 2 : cap;
+}
 
 /* ctx.c */
 void thread_stats_add(struct thread_stats *to, const struct thread_stats *s);

@@ -134,14 +134,23 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 	if (s->used)
 		return 0;
 	if (ctx->p.analysis == VALOR_ANALYSIS_VALOR) {
-		s->wlog = eng_calloc(ctx->wlog_cap, sizeof(*s->wlog));
+		uint64_t cap = ctx->wlog_cap < WLOG_FIRST_ENTRIES ?
+				       ctx->wlog_cap :
+				       WLOG_FIRST_ENTRIES;
+		struct wlog_ring *r =
+			eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
+
 		s->runs = eng_calloc(WSPILL_RUNS, sizeof(*s->runs));
-		if (!s->wlog || !s->runs) {
-			eng_free(s->wlog);
+		if (!r || !s->runs) {
+			eng_free(r);
 			eng_free(s->runs);
-			s->wlog = s->runs = NULL;
+			s->runs = NULL;
 			return -ENOMEM;
 		}
+		r->cap = cap;
+		s->wlog_mask = cap - 1;
+		s->wlog_room = wlog_room(ctx, cap);
+		atomic_store_explicit(&s->wlog, r, memory_order_release);
 	}
 	atomic_store(&s->clock, ctx->p.initial_clock);
 	s->used = true;

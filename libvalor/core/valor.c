@@ -110,15 +110,24 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		      struct valor_access_info *out)
 {
 	struct slot *s = &ctx->slots[slot];
-	uint64_t head, n, mask = ctx->wlog_cap - 1;
+	struct wlog_ring *r;
+	uint64_t head, n;
+	bool found = false;
 
-	if (!slot || slot >= ctx->nslots || !s->wlog)
+	if (!slot || slot >= ctx->nslots)
 		return false;
+	/*
+	 * Counted before the ring is loaded, so that its owner, having
+	 * replaced it, sees us and does not free it (wlog_grow()).  Head
+	 * first: a ring loaded after it holds every entry below it that
+	 * is still kept (the owner copies before it publishes).
+	 */
+	atomic_fetch_add(&ctx->wlog_readers, 1);
 	head = atomic_load_explicit(&s->wlog_head, memory_order_acquire);
-	n = head < ctx->wlog_cap ? head : ctx->wlog_cap;
+	r = atomic_load(&s->wlog);
+	n = !r ? 0 : head < r->cap ? head : r->cap;
 	for (uint64_t i = 1; i <= n; i++) {
-		struct wlog_entry *e = &s->wlog[(head - i) & mask];
-
+		struct wlog_entry *e = &r->e[(head - i) & (r->cap - 1)];
 		uint64_t first =
 			atomic_load_explicit(&e->cell, memory_order_acquire);
 
@@ -128,8 +137,12 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		if (e->tid == skip_tid)
 			continue;
 		writer_of(e, out);
-		return true;
+		found = true;
+		break;
 	}
+	atomic_fetch_sub(&ctx->wlog_readers, 1);
+	if (found)
+		return true;
 	return runs_find(s, cell, skip_tid, out);
 }
 
@@ -909,17 +922,66 @@ static void wspill_flush(struct valor_thread *th, uint64_t *last, uint64_t word)
 	wspill_publish(th, WSPILL_JOINED, NULL);
 }
 
+/*
+ * A region's write set filled half the ring: double it.  The kept entries
+ * move to the places their indexes have in the bigger ring; readers
+ * that loaded the old one go on reading it, which stays allocated.
+ */
+static int wlog_grow(struct valor_thread *th)
+{
+	struct slot *s = &th->ctx->slots[th->slot];
+	struct wlog_ring *old =
+		atomic_load_explicit(&s->wlog, memory_order_relaxed);
+	uint64_t cap = 2 * old->cap;
+	uint64_t head =
+		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	uint64_t n = head < old->cap ? head : old->cap;
+	struct wlog_ring *r = eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
+
+	if (!r)
+		return -ENOMEM;
+	r->cap = cap;
+	r->older = old;
+	for (uint64_t i = head - n; i != head; i++) {
+		const struct wlog_entry *from = &old->e[i & (old->cap - 1)];
+		struct wlog_entry *to = &r->e[i & (cap - 1)];
+
+		atomic_init(&to->cell,
+			    atomic_load_explicit(&from->cell,
+						 memory_order_relaxed));
+		atomic_init(&to->what,
+			    atomic_load_explicit(&from->what,
+						 memory_order_relaxed));
+		to->site = from->site;
+		to->region = from->region;
+		to->tid = from->tid;
+	}
+	s->wlog_mask = cap - 1;
+	s->wlog_room = wlog_room(th->ctx, cap);
+	atomic_store(&s->wlog, r);
+	/* Nobody reading: nobody can have loaded the old ring (wlog_find()). */
+	if (!atomic_load(&th->ctx->wlog_readers)) {
+		r->older = old->older;
+		eng_free(old);
+	}
+	return 0;
+}
+
 __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 {
 	struct valor_ctx *ctx = th->ctx;
 	struct slot *s = &ctx->slots[th->slot];
-	uint64_t mask = ctx->wlog_cap - 1;
-	uint64_t half = ctx->wlog_cap / 2 ? ctx->wlog_cap / 2 : 1;
-	uint64_t start = th->region_start, end = start + half;
+	uint64_t half, start, end;
 	uint32_t words = th->wspill_n;
 	uint64_t *last = NULL, word = 0, next = 0, run_site = 0;
 	bool dirty = false;
 
+	if (s->wlog_mask + 1 < ctx->wlog_cap && wlog_grow(th) == 0)
+		return;
+	/* The largest ring, or no memory for a bigger one: spill. */
+	half = (s->wlog_mask + 1) / 2 ? (s->wlog_mask + 1) / 2 : 1;
+	start = th->region_start;
+	end = start + half;
 	th->st.write_log_overflows++;
 	/*
 	 * A region that writes scattered cells (an FFT's butterflies, a
@@ -938,7 +1000,7 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	 * them meanwhile) when something else comes.
 	 */
 	for (; start != end; start++) {
-		struct wlog_entry *e = &s->wlog[start & mask];
+		struct wlog_entry *e = wlog_at(s, start);
 		uint64_t first =
 			atomic_load_explicit(&e->cell, memory_order_relaxed);
 		enum wspill_result r;
@@ -984,10 +1046,9 @@ static void release_write_set(struct valor_thread *th)
 	struct slot *s = &ctx->slots[th->slot];
 	uint64_t head =
 		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	uint64_t mask = ctx->wlog_cap - 1;
 
 	for (uint64_t i = th->region_start; i != head; i++) {
-		struct wlog_entry *e = &s->wlog[i & mask];
+		struct wlog_entry *e = wlog_at(s, i);
 		uint64_t cell =
 			atomic_load_explicit(&e->cell, memory_order_relaxed) -
 			1;
@@ -1037,7 +1098,7 @@ static void wlog_append_bytes(struct valor_thread *th, uint64_t cell,
 	struct slot *s = &ctx->slots[th->slot];
 	uint64_t head =
 		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	struct wlog_entry *e = &s->wlog[(head - 1) & (ctx->wlog_cap - 1)];
+	struct wlog_entry *e = wlog_at(s, head - 1);
 	uint64_t what;
 
 	if (head == th->region_start ||

@@ -171,7 +171,7 @@ wlog_make_room(struct valor_thread *th)
 	uint64_t head = atomic_load_explicit(&ctx->slots[th->slot].wlog_head,
 					     memory_order_relaxed);
 
-	if (unlikely(head - th->region_start >= ctx->wlog_cap))
+	if (unlikely(head - th->region_start >= ctx->slots[th->slot].wlog_room))
 		wlog_spill(th);
 }
 
@@ -186,7 +186,7 @@ wlog_next(struct valor_thread *th)
 
 	wlog_make_room(th);
 	head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	e = &s->wlog[head & (ctx->wlog_cap - 1)];
+	e = wlog_at(s, head);
 	atomic_store_explicit(&e->cell, 0, memory_order_relaxed);
 	return e;
 }

@@ -883,6 +883,51 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 	valor_ctx_free(ctx);
 }
 
+/*
+ * A thread's write log starts small and grows when one region's write
+ * set fills it, up to write_log_entries: a region of 3,000 scattered
+ * writes under a limit of 4,096 neither spills nor splits, and keeps
+ * owning every cell with its own site; an earlier region's entry moves
+ * with the log, so the report of a read it overwrote still names it.
+ */
+TEST(write_log_grows_with_the_region_and_keeps_its_entries)
+{
+	struct valor_params p = { .write_log_entries = 4096 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	struct valor_stats st;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	EXPECT_EQ(0, valor_access(t2, Y, 8, false, 5));
+	EXPECT_EQ(0, valor_access(t1, Y, 8, true, 7));
+	EXPECT_EQ(0, valor_region_end(t1));
+	for (int i = 0; i < 3000; i++)
+		EXPECT_EQ(0, valor_access(t1, CELL(2 * i), 8, true, 100 + i));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(0, st.write_log_overflows);
+	EXPECT_EQ(1, st.regions);
+
+	/* t2's read of Y, overwritten by t1's first region. */
+	EXPECT_EQ(1, valor_region_end(t2));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, s.v[0].kind);
+	EXPECT_EQ(5, s.v[0].first.site);
+	EXPECT_EQ(7, s.v[0].second.site);
+
+	/* The first and last cells of the big region are t1's still. */
+	EXPECT_EQ(1, valor_access(t2, CELL(0), 8, true, 8));
+	ASSERT_EQ(2, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[1].kind);
+	EXPECT_EQ(100, s.v[1].first.site);
+	EXPECT_EQ(1, valor_access(t2, CELL(2 * 2999), 8, true, 9));
+	ASSERT_EQ(3, s.n);
+	EXPECT_EQ(100 + 2999, s.v[2].first.site);
+	valor_ctx_free(ctx);
+}
+
 #define RUN1 0x300000ULL
 #define RUN2 0x380000ULL
 
