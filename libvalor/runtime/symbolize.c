@@ -38,9 +38,52 @@ static int dwfl_state; /* 0: not started, 1: ready, -1: unusable */
 static bool may_rereport;
 static char *debuginfo_path;
 
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+/*
+ * libdw is opened at the first report instead of being linked: a program
+ * that never reports does not map it and the compression libraries it
+ * needs (0.6 MB of the peak memory of every analysed process).  Every
+ * libdw and libelf function used here is called through this table.
+ */
+#define DW_FUNCS(X)                     \
+	X(dwfl_begin)                   \
+	X(dwfl_report_begin)            \
+	X(dwfl_linux_proc_report)       \
+	X(dwfl_report_end)              \
+	X(dwfl_module_getelf)           \
+	X(dwfl_addrmodule)              \
+	X(dwfl_getmodules)              \
+	X(dwfl_module_addrdie)          \
+	X(dwfl_module_nextcu)           \
+	X(dwfl_module_info)             \
+	X(dwfl_module_addrinfo)         \
+	X(dwfl_linux_proc_find_elf)     \
+	X(dwfl_standard_find_debuginfo) \
+	X(dwarf_formudata)              \
+	X(dwarf_formstring)             \
+	X(dwarf_attr_integrate)         \
+	X(dwarf_attr)                   \
+	X(dwarf_haspc)                  \
+	X(dwarf_tag)                    \
+	X(dwarf_linesrc)                \
+	X(dwarf_lineno)                 \
+	X(dwarf_linecol)                \
+	X(dwarf_getsrcfiles)            \
+	X(dwarf_getsrc_die)             \
+	X(dwarf_getscopes_die)          \
+	X(dwarf_getscopes)              \
+	X(dwarf_filesrc)                \
+	X(dwarf_diename)                \
+	X(gelf_getphdr)                 \
+	X(elf_getphdrnum)
+
+static struct {
+#define DW_POINTER(f) __typeof__(&f) f;
+	DW_FUNCS(DW_POINTER)
+#undef DW_POINTER
+} dw;
+
+/* The find functions are libdw's: filled in by dw_open(). */
+static Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -155,15 +198,40 @@ static struct pc_entry *pc_slot(uintptr_t pc, bool *found)
 
 static void report_modules(void)
 {
-	dwfl_report_begin(dwfl);
-	dwfl_linux_proc_report(dwfl, getpid());
-	dwfl_report_end(dwfl, NULL, NULL);
+	dw.dwfl_report_begin(dwfl);
+	dw.dwfl_linux_proc_report(dwfl, getpid());
+	dw.dwfl_report_end(dwfl, NULL, NULL);
+}
+
+static bool dw_open(void)
+{
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		rt_log_printf("valor: cannot open libdw.so.1 (%s): stacks show "
+			      "addresses only; install libdw1\n",
+			      dlerror());
+		return false;
+	}
+#define DW_RESOLVE(f)                                                \
+	dw.f = (__typeof__(dw.f))dlsym(h, #f);                       \
+	if (!dw.f) {                                                 \
+		rt_log_printf("valor: libdw.so.1 has no %s: stacks " \
+			      "show addresses only\n",               \
+			      #f);                                   \
+		return false;                                        \
+	}
+	DW_FUNCS(DW_RESOLVE)
+#undef DW_RESOLVE
+	callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
+	callbacks.find_debuginfo = dw.dwfl_standard_find_debuginfo;
+	return true;
 }
 
 static bool dwfl_ready(void)
 {
 	if (dwfl_state == 0) {
-		dwfl = dwfl_begin(&callbacks);
+		dwfl = dw_open() ? dw.dwfl_begin(&callbacks) : NULL;
 		dwfl_state = dwfl ? 1 : -1;
 		if (dwfl)
 			report_modules();
@@ -188,18 +256,18 @@ static int in_segment(Dwfl_Module *mod, void **userdata, const char *name,
 {
 	struct bss_search *search = arg;
 	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf *elf = dw.dwfl_module_getelf(mod, &bias);
 	size_t n;
 
 	(void)userdata;
 	(void)name;
 	(void)start;
-	if (!elf || elf_getphdrnum(elf, &n))
+	if (!elf || dw.elf_getphdrnum(elf, &n))
 		return DWARF_CB_OK;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+		if (!dw.gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		if (search->addr >= bias + ph.p_vaddr &&
 		    search->addr < bias + ph.p_vaddr + ph.p_memsz) {
@@ -212,17 +280,17 @@ static int in_segment(Dwfl_Module *mod, void **userdata, const char *name,
 
 static Dwfl_Module *find_module(uintptr_t addr)
 {
-	Dwfl_Module *m = dwfl_addrmodule(dwfl, addr);
+	Dwfl_Module *m = dw.dwfl_addrmodule(dwfl, addr);
 	struct bss_search search = { .addr = addr };
 
 	if (!m && may_rereport) {
 		may_rereport = false;
 		report_modules();
-		m = dwfl_addrmodule(dwfl, addr);
+		m = dw.dwfl_addrmodule(dwfl, addr);
 	}
 	if (m)
 		return m;
-	dwfl_getmodules(dwfl, in_segment, &search, 0);
+	dw.dwfl_getmodules(dwfl, in_segment, &search, 0);
 	return search.found;
 }
 
@@ -234,13 +302,13 @@ static Dwfl_Module *find_module(uintptr_t addr)
  */
 static Dwarf_Die *find_cu(Dwfl_Module *mod, uintptr_t pc, Dwarf_Addr *bias)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, bias);
+	Dwarf_Die *cu = dw.dwfl_module_addrdie(mod, pc, bias);
 
-	if (cu && dwarf_haspc(cu, pc - *bias) == 1)
+	if (cu && dw.dwarf_haspc(cu, pc - *bias) == 1)
 		return cu;
 	cu = NULL;
-	while ((cu = dwfl_module_nextcu(mod, cu, bias)) != NULL)
-		if (dwarf_haspc(cu, pc - *bias) == 1)
+	while ((cu = dw.dwfl_module_nextcu(mod, cu, bias)) != NULL)
+		if (dw.dwarf_haspc(cu, pc - *bias) == 1)
 			return cu;
 	return NULL;
 }
@@ -308,15 +376,16 @@ static const char *die_function_name(Dwarf_Die *die)
 	Dwarf_Attribute attr;
 	const char *linkage, *name, *d;
 
-	linkage = dwarf_formstring(
-		dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	linkage = dw.dwarf_formstring(
+		dw.dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 	if (!linkage)
-		linkage = dwarf_formstring(dwarf_attr_integrate(
+		linkage = dw.dwarf_formstring(dw.dwarf_attr_integrate(
 			die, DW_AT_MIPS_linkage_name, &attr));
 	d = demangle(linkage);
 	if (d)
 		return d;
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	name = dw.dwarf_formstring(
+		dw.dwarf_attr_integrate(die, DW_AT_name, &attr));
 	if (name)
 		return intern(name);
 	return linkage ? intern(linkage) : NULL;
@@ -360,22 +429,22 @@ static unsigned inline_frames(Dwarf_Die *cu, Dwarf_Addr bias, uintptr_t pc,
 	unsigned k = 0;
 	int n;
 
-	n = dwarf_getscopes(cu, pc - bias, &scopes);
+	n = dw.dwarf_getscopes(cu, pc - bias, &scopes);
 	if (n <= 0) {
 		free(scopes);
 		return 0;
 	}
 	inner = scopes[0];
 	free(scopes);
-	n = dwarf_getscopes_die(&inner, &chain);
+	n = dw.dwarf_getscopes_die(&inner, &chain);
 	if (n <= 0) {
 		free(chain);
 		return 0;
 	}
-	if (dwarf_getsrcfiles(cu, &files, NULL))
+	if (dw.dwarf_getsrcfiles(cu, &files, NULL))
 		files = NULL;
 	for (int i = 0; i < n && k < max; i++) {
-		int tag = dwarf_tag(&chain[i]);
+		int tag = dw.dwarf_tag(&chain[i]);
 		Dwarf_Attribute attr;
 		Dwarf_Word v;
 
@@ -397,15 +466,17 @@ static unsigned inline_frames(Dwarf_Die *cu, Dwarf_Addr bias, uintptr_t pc,
 		file = NULL;
 		line = col = 0;
 		if (files &&
-		    !dwarf_formudata(
-			    dwarf_attr(&chain[i], DW_AT_call_file, &attr), &v))
-			file = dwarf_filesrc(files, v, NULL, NULL);
-		if (!dwarf_formudata(
-			    dwarf_attr(&chain[i], DW_AT_call_line, &attr), &v))
+		    !dw.dwarf_formudata(dw.dwarf_attr(&chain[i],
+						      DW_AT_call_file, &attr),
+					&v))
+			file = dw.dwarf_filesrc(files, v, NULL, NULL);
+		if (!dw.dwarf_formudata(dw.dwarf_attr(&chain[i],
+						      DW_AT_call_line, &attr),
+					&v))
 			line = (int)v;
-		if (!dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_column,
-						&attr),
-				     &v))
+		if (!dw.dwarf_formudata(dw.dwarf_attr(&chain[i],
+						      DW_AT_call_column, &attr),
+					&v))
 			col = (int)v;
 	}
 	free(chain);
@@ -433,24 +504,24 @@ static unsigned symbolize_locked(uintptr_t pc, struct rt_frame *out,
 		out[0] = base;
 		return 1;
 	}
-	module = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL,
-				  NULL);
+	module = dw.dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL,
+				     NULL);
 	base.module = intern(module);
 	base.module_base = (uintptr_t)start;
-	elf_symbol = dwfl_module_addrinfo(mod, pc, &sym_off, &sym, &shndx, &elf,
-					  &bias);
+	elf_symbol = dw.dwfl_module_addrinfo(mod, pc, &sym_off, &sym, &shndx,
+					     &elf, &bias);
 	exported = elf_symbol && GELF_ST_BIND(sym.st_info) != STB_LOCAL;
 
 	cu = find_cu(mod, pc, &bias);
 	if (cu) {
-		Dwarf_Line *l = dwarf_getsrc_die(cu, pc - bias);
+		Dwarf_Line *l = dw.dwarf_getsrc_die(cu, pc - bias);
 
 		if (l) {
-			file = dwarf_linesrc(l, NULL, NULL);
-			dwarf_lineno(l, &line);
-			dwarf_linecol(l, &col);
+			file = dw.dwarf_linesrc(l, NULL, NULL);
+			dw.dwarf_lineno(l, &line);
+			dw.dwarf_linecol(l, &col);
 		}
-		runtime = is_runtime_cu(dwarf_diename(cu));
+		runtime = is_runtime_cu(dw.dwarf_diename(cu));
 	} else {
 		runtime = is_runtime_symbol(elf_symbol);
 	}
@@ -540,11 +611,11 @@ bool rt_symbolize_data(uintptr_t addr, struct rt_data_symbol *out)
 	rt_lock(&sym_lock);
 	mod = dwfl_ready() ? find_module(addr) : NULL;
 	if (mod) {
-		out->module = intern(dwfl_module_info(mod, NULL, &start, NULL,
-						      NULL, NULL, NULL, NULL));
+		out->module = intern(dw.dwfl_module_info(
+			mod, NULL, &start, NULL, NULL, NULL, NULL, NULL));
 		out->module_base = (uintptr_t)start;
-		name = dwfl_module_addrinfo(mod, addr, &off, &sym, &shndx, &elf,
-					    &bias);
+		name = dw.dwfl_module_addrinfo(mod, addr, &off, &sym, &shndx,
+					       &elf, &bias);
 		if (name && is_data_symbol(&sym) &&
 		    (off < sym.st_size || (!sym.st_size && !off))) {
 			out->name = symbol_name(name);

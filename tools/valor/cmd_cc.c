@@ -528,8 +528,6 @@ static void add_runtime(const struct cc_config *cfg, struct argv_buf *out)
 	push(out, "-Wl,--no-whole-archive");
 	push(out, concat("-Wl,--dynamic-list=",
 			 runtime_file(cfg, "libvalor-rt.dynlist")));
-	push(out, "-ldw");
-	push(out, "-lelf");
 	push(out, "-ldl");
 	push(out, "-lpthread");
 }
@@ -639,7 +637,7 @@ static void cc_help_for(FILE *out, const char *tool)
 		"A command that links an executable gets, after your arguments:\n"
 		"  -Wl,--whole-archive PREFIX/lib/libvalor-rt.a -Wl,--no-whole-archive\n"
 		"  -Wl,--dynamic-list=PREFIX/lib/libvalor-rt.dynlist\n"
-		"  -ldw -lelf -ldl -lpthread\n"
+		"  -ldl -lpthread\n"
 		"and never links libtsan: clang gets -fno-sanitize-link-runtime;\n"
 		"gcc gets no -fsanitize=thread at link (your -fsanitize=thread and\n"
 		"-static-libtsan are dropped there; a command that compiles and\n"
