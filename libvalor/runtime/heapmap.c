@@ -1,51 +1,78 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Live heap blocks, for reports ("heap block of 64 bytes allocated by
- * thread T2 at ...") and for free(), which needs the size of the block
- * it ends.
+ * thread T2 at ...") and for a realloc that fails, which keeps the old
+ * block's description.
  *
  * 64 shards, each an open-addressing table (linear probing, deletion by
  * backward shift, so no tombstones) keyed by the block's start and
  * guarded by its own rt_lock: an allocation or a free takes exactly one
- * shard lock for a few loads and stores.  Tables live in mmap'd memory
- * and double when 3/4 full.
+ * shard lock for a few loads and stores.  Tables double when 3/4 full;
+ * they come from glibc's allocator below our interceptors, not from
+ * mmap: a table of one page could land in a hole the program just
+ * unmapped and means to map again (corpus mmap_reuse.c).
  *
- * Which block contains an address (report path only): glibc's blocks
- * start at multiples of 16, so we look up the starts at and below the
- * address, 16 bytes at a time, up to HEAP_SCAN_BYTES below it.  A block
- * larger than that is also listed in its shard's "large" array, which a
- * lookup then scans.  Frees of large blocks stay O(1): the entry keeps
- * its index in that array and removal swaps the last one in.
+ * A program of small objects has as many entries as objects, so an
+ * entry is 16 bytes (it was 32, more than a 24-byte node it describes):
+ * the start and the size share a word, the allocating thread and its
+ * stack the other.  Every block comes from glibc's allocator, so starts
+ * are multiples of 16 below 2^48.  A block that does not fit -- larger
+ * than HEAP_SCAN_BYTES, or a thread id past 2^32 -- is "wide": its entry
+ * holds an index into the shard's array of whole descriptions instead.
+ *
+ * Which block contains an address (report path only): we look up the
+ * starts at and below the address, 16 bytes at a time, up to
+ * HEAP_SCAN_BYTES below it; then the wide blocks, which a lookup scans.
+ * Frees of wide blocks stay O(1): removal swaps the array's last one in
+ * and repoints its entry.
  */
 #include "report.h"
+#include "intercept.h"
 
 #include <string.h>
-#include <sys/mman.h>
 
 #define HEAP_SHARDS 64
 #define HEAP_MIN_SLOTS 256U
 #define HEAP_SCAN_BYTES 4096
 #define HEAP_ALIGN 16
-#define NOT_LARGE UINT32_MAX
+#define HEAP_START_BITS 48
+#define HEAP_START_MASK ((1ULL << HEAP_START_BITS) - 1)
+#define HEAP_WIDE 0xffffULL /* size field of a wide block's entry */
+
+_Static_assert(HEAP_SCAN_BYTES < HEAP_WIDE, "small sizes fit an entry");
 
 struct heap_entry {
-	uintptr_t start; /* 0: free slot */
+	uint64_t start_size; /* start | size << 48; 0: free slot */
+	uint64_t origin; /* stack | tid << 32, or the wide index */
+};
+
+struct heap_wide {
+	uintptr_t start;
 	size_t size;
 	uint64_t tid;
 	uint32_t stack;
-	uint32_t large; /* index in the shard's large array, or NOT_LARGE */
 };
 
 struct heap_shard {
 	atomic_int lock;
 	uint32_t mask; /* slots - 1; 0 until the first block */
 	uint32_t count;
-	uint32_t nlarge, large_cap;
+	uint32_t nwide, wide_cap;
 	struct heap_entry *tab;
-	uintptr_t *large; /* starts of the shard's blocks > HEAP_SCAN_BYTES */
+	struct heap_wide *wide;
 } __attribute__((aligned(64)));
 
 static struct heap_shard shards[HEAP_SHARDS];
+
+static uintptr_t entry_start(const struct heap_entry *e)
+{
+	return e->start_size & HEAP_START_MASK;
+}
+
+static uint64_t entry_size(const struct heap_entry *e)
+{
+	return e->start_size >> HEAP_START_BITS;
+}
 
 /*
  * A full mix (splitmix64's finalizer): with one multiply, the blocks of
@@ -73,14 +100,6 @@ static uint32_t home_slot(const struct heap_shard *s, uint64_t h)
 	return (uint32_t)(h / HEAP_SHARDS) & s->mask;
 }
 
-static void *map_zeroed(size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* The slot of @start in @s, or NULL. */
 static struct heap_entry *slot_find(struct heap_shard *s, uintptr_t start,
 				    uint64_t h)
@@ -90,9 +109,9 @@ static struct heap_entry *slot_find(struct heap_shard *s, uintptr_t start,
 	for (uint32_t i = home_slot(s, h);; i = (i + 1) & s->mask) {
 		struct heap_entry *e = &s->tab[i];
 
-		if (e->start == start)
+		if (entry_start(e) == start)
 			return e;
-		if (!e->start)
+		if (!e->start_size)
 			return NULL;
 	}
 }
@@ -103,7 +122,7 @@ static struct heap_entry *slot_insert(struct heap_shard *s, uintptr_t start,
 	for (uint32_t i = home_slot(s, h);; i = (i + 1) & s->mask) {
 		struct heap_entry *e = &s->tab[i];
 
-		if (!e->start || e->start == start)
+		if (!e->start_size || entry_start(e) == start)
 			return e;
 	}
 }
@@ -114,48 +133,48 @@ static bool grow(struct heap_shard *s)
 	struct heap_entry *old = s->tab, *tab;
 	uint32_t old_slots = s->tab ? s->mask + 1 : 0;
 
-	tab = map_zeroed((size_t)slots * sizeof(*tab));
+	tab = __libc_calloc(slots, sizeof(*tab));
 	if (!tab)
 		return false;
 	s->tab = tab;
 	s->mask = slots - 1;
 	for (uint32_t i = 0; i < old_slots; i++)
-		if (old[i].start)
-			*slot_insert(s, old[i].start,
-				     start_hash(old[i].start)) = old[i];
+		if (old[i].start_size)
+			*slot_insert(s, entry_start(&old[i]),
+				     start_hash(entry_start(&old[i]))) = old[i];
 	if (old)
-		munmap(old, (size_t)old_slots * sizeof(*old));
+		__libc_free(old);
 	return true;
 }
 
-static bool large_add(struct heap_shard *s, struct heap_entry *e)
+/* A wide description of a block; its index, or -1 out of memory. */
+static int64_t wide_add(struct heap_shard *s, const struct heap_wide *w)
 {
-	if (s->nlarge == s->large_cap) {
-		uint32_t cap = s->large_cap ? 2 * s->large_cap : 512;
-		uintptr_t *l = map_zeroed((size_t)cap * sizeof(*l));
+	if (s->nwide == s->wide_cap) {
+		uint32_t cap = s->wide_cap ? 2 * s->wide_cap : 128;
+		struct heap_wide *v = __libc_calloc(cap, sizeof(*v));
 
-		if (!l)
-			return false;
-		if (s->large) {
-			memcpy(l, s->large, s->nlarge * sizeof(*l));
-			munmap(s->large, s->large_cap * sizeof(*l));
+		if (!v)
+			return -1;
+		if (s->wide) {
+			memcpy(v, s->wide, s->nwide * sizeof(*v));
+			__libc_free(s->wide);
 		}
-		s->large = l;
-		s->large_cap = cap;
+		s->wide = v;
+		s->wide_cap = cap;
 	}
-	e->large = s->nlarge;
-	s->large[s->nlarge++] = e->start;
-	return true;
+	s->wide[s->nwide] = *w;
+	return s->nwide++;
 }
 
-static void large_remove(struct heap_shard *s, uint32_t idx)
+static void wide_remove(struct heap_shard *s, uint32_t idx)
 {
-	uintptr_t moved = s->large[--s->nlarge];
+	struct heap_wide moved = s->wide[--s->nwide];
 
-	if (idx == s->nlarge)
+	if (idx == s->nwide)
 		return;
-	s->large[idx] = moved;
-	slot_find(s, moved, start_hash(moved))->large = idx;
+	s->wide[idx] = moved;
+	slot_find(s, moved.start, start_hash(moved.start))->origin = idx;
 }
 
 /* Remove the entry in slot @i, shifting back the run that follows it. */
@@ -165,16 +184,25 @@ static void slot_remove(struct heap_shard *s, uint32_t i)
 		uint32_t home;
 
 		j = (j + 1) & s->mask;
-		if (!s->tab[j].start)
+		if (!s->tab[j].start_size)
 			break;
-		home = home_slot(s, start_hash(s->tab[j].start));
+		home = home_slot(s, start_hash(entry_start(&s->tab[j])));
 		/* Can entry j move to the hole at i? (home not in (i, j]) */
 		if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
 			s->tab[i] = s->tab[j];
 			i = j;
 		}
 	}
-	s->tab[i].start = 0;
+	s->tab[i].start_size = 0;
+}
+
+/* Remove entry @e and its wide description, lock held. */
+static void entry_remove(struct heap_shard *s, struct heap_entry *e)
+{
+	if (entry_size(e) == HEAP_WIDE)
+		wide_remove(s, (uint32_t)e->origin);
+	slot_remove(s, (uint32_t)(e - s->tab));
+	s->count--;
 }
 
 void rt_heap_record(uintptr_t addr, size_t size, uint32_t stack, uint64_t tid)
@@ -182,33 +210,39 @@ void rt_heap_record(uintptr_t addr, size_t size, uint32_t stack, uint64_t tid)
 	uint64_t h = start_hash(addr);
 	struct heap_shard *s = shard_of(h);
 	struct heap_entry *e;
+	uint64_t start_size, origin;
 
-	if (!addr)
+	/* Not glibc's (nothing else is recorded): not described. */
+	if (!addr || addr > HEAP_START_MASK || addr % HEAP_ALIGN)
 		return;
 	rt_lock(&s->lock);
+	/* Recorded twice without a free we saw: the new one replaces it. */
+	e = slot_find(s, addr, h);
+	if (e)
+		entry_remove(s, e);
 	if ((s->count + 1) * 4 > (s->mask + 1) * 3 || !s->tab) {
-		if (!grow(s)) {
-			rt_unlock(&s->lock);
-			return; /* out of memory: the block is not described */
-		}
+		if (!grow(s))
+			goto out; /* out of memory: the block is not described */
+	}
+	if (size <= HEAP_SCAN_BYTES && tid <= UINT32_MAX) {
+		start_size = addr | (uint64_t)size << HEAP_START_BITS;
+		origin = stack | tid << 32;
+	} else {
+		struct heap_wide w = {
+			.start = addr, .size = size, .tid = tid, .stack = stack
+		};
+		int64_t idx = wide_add(s, &w);
+
+		if (idx < 0)
+			goto out;
+		start_size = addr | HEAP_WIDE << HEAP_START_BITS;
+		origin = (uint64_t)idx;
 	}
 	e = slot_insert(s, addr, h);
-	if (e->start) {
-		/* Recorded twice without a free we saw: replace it. */
-		if (e->large != NOT_LARGE)
-			large_remove(s, e->large);
-	} else {
-		s->count++;
-	}
-	*e = (struct heap_entry){
-		.start = addr,
-		.size = size,
-		.tid = tid,
-		.stack = stack,
-		.large = NOT_LARGE,
-	};
-	if (size > HEAP_SCAN_BYTES)
-		large_add(s, e);
+	e->start_size = start_size;
+	e->origin = origin;
+	s->count++;
+out:
 	rt_unlock(&s->lock);
 }
 
@@ -224,14 +258,31 @@ size_t rt_heap_forget(uintptr_t addr)
 	rt_lock(&s->lock);
 	e = slot_find(s, addr, h);
 	if (e) {
-		size = e->size;
-		if (e->large != NOT_LARGE)
-			large_remove(s, e->large);
-		slot_remove(s, (uint32_t)(e - s->tab));
-		s->count--;
+		size = entry_size(e) == HEAP_WIDE ? s->wide[e->origin].size :
+						    entry_size(e);
+		entry_remove(s, e);
 	}
 	rt_unlock(&s->lock);
 	return size;
+}
+
+/* What @e says, lock held. */
+static void describe(const struct heap_shard *s, const struct heap_entry *e,
+		     struct rt_heap_block *out)
+{
+	if (entry_size(e) == HEAP_WIDE) {
+		const struct heap_wide *w = &s->wide[e->origin];
+
+		out->start = w->start;
+		out->size = w->size;
+		out->tid = w->tid;
+		out->stack = w->stack;
+		return;
+	}
+	out->start = entry_start(e);
+	out->size = entry_size(e);
+	out->tid = e->origin >> 32;
+	out->stack = (uint32_t)e->origin;
 }
 
 static bool lookup_start(uintptr_t start, struct rt_heap_block *out)
@@ -242,12 +293,8 @@ static bool lookup_start(uintptr_t start, struct rt_heap_block *out)
 
 	rt_lock(&s->lock);
 	e = slot_find(s, start, h);
-	if (e) {
-		out->start = e->start;
-		out->size = e->size;
-		out->tid = e->tid;
-		out->stack = e->stack;
-	}
+	if (e)
+		describe(s, e, out);
 	rt_unlock(&s->lock);
 	return e != NULL;
 }
@@ -272,18 +319,14 @@ bool rt_heap_find(uintptr_t addr, struct rt_heap_block *out)
 		bool found = false;
 
 		rt_lock(&s->lock);
-		for (uint32_t j = 0; j < s->nlarge && !found; j++) {
-			uintptr_t start = s->large[j];
-			struct heap_entry *e;
+		for (uint32_t j = 0; j < s->nwide && !found; j++) {
+			const struct heap_wide *w = &s->wide[j];
 
-			if (addr < start)
-				continue;
-			e = slot_find(s, start, start_hash(start));
-			if (e && addr - start < e->size) {
-				out->start = e->start;
-				out->size = e->size;
-				out->tid = e->tid;
-				out->stack = e->stack;
+			if (addr >= w->start && addr - w->start < w->size) {
+				out->start = w->start;
+				out->size = w->size;
+				out->tid = w->tid;
+				out->stack = w->stack;
 				found = true;
 			}
 		}

@@ -13,7 +13,9 @@
  * FIRST and SECOND are the source lines of the earlier and the later
  * access, each marked "racy:" in the source; the analyses listed must
  * report it.  Optional: memory=global|heap|stack|tls (what the report
- * must say the memory is) and compilers=gcc|clang (default both).  A
+ * must say the memory is), block=SIZE,OFFSET (for memory=heap: the size of
+ * the heap block and the offset of the conflicting bytes in it that the
+ * report must give) and compilers=gcc|clang (default both).  A
  * racy program may have several conflict lines.
  * Documentation/testing-runtime.md describes the format and the corpus.
  *
@@ -69,6 +71,7 @@
 	X(free_reuse_other_thread, "c")    \
 	X(goldilocks_broken_transfer, "c") \
 	X(goldilocks_transfer, "c")        \
+	X(heap_block_sizes, "c")           \
 	X(init_create_join, "c")           \
 	X(lard_allocator_lock_race, "c")   \
 	X(lard_malloc_free_reuse, "c")     \
@@ -127,6 +130,7 @@ struct expected_conflict {
 	unsigned int analyses; /* bit per analysis */
 	unsigned int compilers; /* bit per compiler */
 	char memory[16]; /* what the report must say it is, or "" */
+	long block_size, block_offset; /* block=: what it must say; -1 */
 };
 
 #define MAX_EXPECTED 8
@@ -170,6 +174,7 @@ static int parse_conflict(const char *s, struct expected_conflict *e, char *err,
 	bool have_kind = false, have_lines = false;
 
 	memset(e, 0, sizeof(*e));
+	e->block_size = e->block_offset = -1;
 	while (*s) {
 		const char *word = s, *val;
 		size_t wlen, vlen;
@@ -223,6 +228,15 @@ static int parse_conflict(const char *s, struct expected_conflict *e, char *err,
 			}
 			snprintf(e->memory, sizeof(e->memory), "%.*s",
 				 (int)vlen, val);
+		} else if (!strncmp(word, "block=", 6)) {
+			if (sscanf(val, "%ld,%ld", &e->block_size,
+				   &e->block_offset) != 2 ||
+			    e->block_size <= 0 || e->block_offset < 0) {
+				snprintf(err, errlen,
+					 "block=%.*s is not SIZE,OFFSET",
+					 (int)vlen, val);
+				return -1;
+			}
 		} else if (!strncmp(word, "compilers=", 10)) {
 			if (parse_set(val, vlen, compiler_names, NR_COMPILERS,
 				      &e->compilers, err, errlen))
@@ -426,15 +440,23 @@ static bool run_ok(const struct program_spec *spec, int a, int cc,
 				rep->c[j].first.line == e->first_line &&
 				rep->c[j].second.line == e->second_line &&
 				(!e->memory[0] ||
-				 !strcmp(rep->c[j].memory, e->memory));
+				 !strcmp(rep->c[j].memory, e->memory)) &&
+				(e->block_size < 0 ||
+				 (rep->c[j].mem_size == e->block_size &&
+				  rep->c[j].mem_offset == e->block_offset));
 		if (!found) {
 			snprintf(why, whylen,
-				 "no %s conflict between lines %d and %d%s%s "
+				 "no %s conflict between lines %d and %d%s%s%s "
 				 "(%d reported)",
 				 kind_names[e->kind], e->first_line,
 				 e->second_line,
 				 e->memory[0] ? " on memory of type " : "",
-				 e->memory, rep->n);
+				 e->memory,
+				 e->block_size >= 0 ?
+					 " in a block of the size "
+					 "and at the offset given" :
+					 "",
+				 rep->n);
 			return false;
 		}
 	}

@@ -48,6 +48,8 @@ struct conflict_seen {
 	int kind;
 	char analysis[16];
 	char memory[16]; /* heap, global, stack, tls or unknown */
+	long mem_size; /* the memory's size as reported; -1 if none */
+	long mem_offset; /* the access's offset in it; -1 if none */
 	struct access_seen first, second; /* earlier, later */
 };
 
@@ -122,6 +124,10 @@ static inline void parse_reports(const char *log, struct run_reports *r)
 				c->memory, sizeof(c->memory), "%s",
 				json_str(json_get(json_get(o, "memory"), "type")) ?:
 					"?");
+			c->mem_size = (long)json_num(
+				json_get(json_get(o, "memory"), "size"), -1);
+			c->mem_offset = (long)json_num(
+				json_get(json_get(o, "memory"), "offset"), -1);
 			access_from_json(json_get(o, current_first ? "current" :
 								     "earlier"),
 					 &c->first);
