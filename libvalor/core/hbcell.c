@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <string.h>
 
-#define HB_MASKS (HB_VERSION_ONE - 1 - HB_LOCKED - HB_EXT)
 #define EXT_FIRST_CAP 8
 
 static inline void cpu_relax(void)
@@ -75,11 +74,6 @@ static void cell_unlock(struct hb_cell *c, uint64_t head)
 			      memory_order_release);
 }
 
-static unsigned head_rec(uint64_t h, unsigned i)
-{
-	return (unsigned)(h >> HB_REC_SHIFT(i)) & (HB_REC_WRITE | 0xff);
-}
-
 /*
  * Do records of @epoch and kind cover bytes @m?  Read without the lock,
  * and a yes only if no lock holder came in between.  An ext block is
@@ -140,7 +134,7 @@ static int work_load(struct arena *ar, struct hb_cell *c, uint64_t h,
 		w->cap = HB_RECS + 1;
 		w->n = HB_RECS;
 		for (unsigned i = 0; i < HB_RECS; i++) {
-			unsigned r = head_rec(h, i);
+			unsigned r = hb_head_rec(h, i);
 
 			w->local[i] = (struct hb_xrec){
 				.epoch = c->rec[i].epoch,
@@ -304,9 +298,16 @@ static void apply_cell(struct hb_op *op, struct hb_cell *c, uint8_t m,
 	struct valor_thread *th = op->th;
 	uint64_t h = cell_lock(c);
 	struct hb_work w;
-	int grew = work_load(&th->ctx->arena, c, h, &w);
+	int grew;
 	bool changed;
 
+	if (!is_free && !(h & HB_EXT) &&
+	    th->ctx->p.analysis == VALOR_ANALYSIS_FASTTRACK &&
+	    fasttrack_cell_inline(op, c, &h, m)) {
+		cell_unlock(c, h);
+		return;
+	}
+	grew = work_load(&th->ctx->arena, c, h, &w);
 	if (grew < 0) {
 		cell_unlock(c, h);
 		return;

@@ -44,6 +44,13 @@
 #define HB_REC_WRITE (1U << 8)
 #define HB_VERSION_SHIFT (2 + HB_REC_BITS * HB_RECS)
 #define HB_VERSION_ONE (1ULL << HB_VERSION_SHIFT)
+#define HB_MASKS (HB_VERSION_ONE - 1 - HB_LOCKED - HB_EXT)
+
+/* Record @i's mask and kind in head @h (0: no record). */
+static inline unsigned hb_head_rec(uint64_t h, unsigned i)
+{
+	return (unsigned)(h >> HB_REC_SHIFT(i)) & (HB_REC_WRITE | 0xff);
+}
 
 /* A record in the cell; its mask and kind are in the head. */
 struct hb_rec {
@@ -171,6 +178,17 @@ void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
  */
 bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m);
 bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m);
+
+/*
+ * FastTrack's common steps on a cell whose records are all in it (no
+ * HB_EXT), lock held, without copying them out: nothing to report, and
+ * the access's record merges into one or takes a free place.  *@h is
+ * the head the lock was taken at; on true it is the new head (the same
+ * if nothing changed) and the records are written.  False changes
+ * nothing: fasttrack_cell() must do it (a race, or a fourth record).
+ */
+bool fasttrack_cell_inline(const struct hb_op *op, struct hb_cell *c,
+			   uint64_t *h, uint8_t m);
 
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	      bool is_write, bool is_free, uint64_t site);
