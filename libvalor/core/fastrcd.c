@@ -56,6 +56,26 @@ bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 	return true;
 }
 
+/* A record's fate when an access of its bytes comes (hb_cell_inline()). */
+static enum hb_verdict fastrcd_judge(const struct hb_op *op, uint64_t epoch,
+				     bool was_write)
+{
+	bool own = epoch_slot(epoch) == op->th->slot;
+	bool live = !own && ongoing(op->th->ctx, epoch);
+
+	if (live && (op->is_write || was_write))
+		return HB_RACE;
+	if (op->is_write ? was_write || !own : !was_write && !live)
+		return HB_DROP;
+	return HB_KEEP;
+}
+
+bool fastrcd_cell_inline(const struct hb_op *op, struct hb_cell *c, uint64_t *h,
+			 uint8_t m)
+{
+	return hb_cell_inline(op, c, h, m, fastrcd_judge);
+}
+
 void fastrcd_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		    bool is_write, uint64_t site)
 {

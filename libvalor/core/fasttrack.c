@@ -85,70 +85,24 @@ bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 	return true;
 }
 
+/* A record's fate when an access of its bytes comes (hb_cell_inline()). */
+static enum hb_verdict fasttrack_judge(const struct hb_op *op, uint64_t epoch,
+				       bool was_write)
+{
+	bool before = happens_before(op->th, epoch);
+
+	if (!before && (op->is_write || was_write))
+		return HB_RACE;
+	if (op->is_write ? was_write || epoch_slot(epoch) != op->th->slot :
+			   !was_write && before)
+		return HB_DROP;
+	return HB_KEEP;
+}
+
 bool fasttrack_cell_inline(const struct hb_op *op, struct hb_cell *c,
 			   uint64_t *h, uint8_t m)
 {
-	const struct valor_thread *th = op->th;
-	unsigned kind[HB_RECS], want = op->is_write ? HB_REC_WRITE : 0;
-	uint64_t epoch[HB_RECS], nh;
-	uint8_t mask[HB_RECS], covered = 0, todo;
-	int same = -1, place = -1;
-
-	/* hb_look() */
-#pragma GCC unroll 3
-	for (unsigned i = 0; i < HB_RECS; i++) {
-		unsigned r = hb_head_rec(*h, i);
-
-		mask[i] = (uint8_t)r;
-		kind[i] = r & HB_REC_WRITE;
-		epoch[i] = c->rec[i].epoch;
-		if (mask[i] && epoch[i] == op->epoch && kind[i] == want) {
-			covered |= mask[i];
-			if (c->rec[i].site == op->site)
-				same = (int)i;
-		}
-	}
-	todo = m & (uint8_t)~covered;
-	if (!todo)
-		return true;
-		/* fasttrack_write() and fasttrack_read(), but for their reports */
-#pragma GCC unroll 3
-	for (unsigned i = 0; i < HB_RECS; i++) {
-		bool before;
-
-		if (!(mask[i] & todo))
-			continue;
-		before = happens_before(th, epoch[i]);
-		if (!before && (op->is_write || kind[i]))
-			return false;
-		if (op->is_write ? kind[i] || epoch_slot(epoch[i]) != th->slot :
-				   !kind[i] && before)
-			mask[i] &= (uint8_t)~todo;
-	}
-	/* hb_add(), in the first free place as work_store() would */
-	if (same >= 0) {
-		mask[same] |= todo;
-	} else {
-#pragma GCC unroll 3
-		for (unsigned i = 0; i < HB_RECS && place < 0; i++)
-			if (!mask[i])
-				place = (int)i;
-		if (place < 0)
-			return false;
-		mask[place] = todo;
-		kind[place] = want;
-		__atomic_store_n(&c->rec[place].epoch, op->epoch,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&c->rec[place].site, op->site,
-				 __ATOMIC_RELAXED);
-	}
-	nh = (*h & ~(HB_MASKS | HB_EXT)) + HB_VERSION_ONE;
-#pragma GCC unroll 3
-	for (unsigned i = 0; i < HB_RECS; i++)
-		if (mask[i])
-			nh |= (uint64_t)(mask[i] | kind[i]) << HB_REC_SHIFT(i);
-	*h = nh;
-	return true;
+	return hb_cell_inline(op, c, h, m, fasttrack_judge);
 }
 
 void fasttrack_access(struct valor_thread *th, uintptr_t addr, size_t size,

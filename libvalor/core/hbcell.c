@@ -302,8 +302,9 @@ static void apply_cell(struct hb_op *op, struct hb_cell *c, uint8_t m,
 	bool changed;
 
 	if (!is_free && !(h & HB_EXT) &&
-	    th->ctx->p.analysis == VALOR_ANALYSIS_FASTTRACK &&
-	    fasttrack_cell_inline(op, c, &h, m)) {
+	    (th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD ?
+		     fastrcd_cell_inline(op, c, &h, m) :
+		     fasttrack_cell_inline(op, c, &h, m))) {
 		cell_unlock(c, h);
 		return;
 	}

@@ -179,14 +179,94 @@ void hb_report(const struct hb_op *op, uint32_t kind, const struct hb_xrec *r,
 bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m);
 bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m);
 
+/* What an analysis does with an earlier record of bytes an access touches. */
+enum hb_verdict {
+	HB_KEEP, /* the record keeps those bytes */
+	HB_DROP, /* they leave the record */
+	HB_RACE, /* a conflict to report: the general path's work */
+};
+
 /*
- * FastTrack's common steps on a cell whose records are all in it (no
+ * An analysis's common steps on a cell whose records are all in it (no
  * HB_EXT), lock held, without copying them out: nothing to report, and
- * the access's record merges into one or takes a free place.  *@h is
- * the head the lock was taken at; on true it is the new head (the same
- * if nothing changed) and the records are written.  False changes
- * nothing: fasttrack_cell() must do it (a race, or a fourth record).
+ * the access's record merges into one or takes a free place.  What
+ * fastrcd_cell() and fasttrack_cell() do then, with @judge deciding each
+ * record's fate as they would.  *@h is the head the lock was taken at;
+ * on true it is the new head (the same if nothing changed) and the
+ * records are written.  False changes nothing: the general path must do
+ * it (a conflict to report, or a fourth record).
  */
+static inline __attribute__((always_inline)) bool
+hb_cell_inline(const struct hb_op *op, struct hb_cell *c, uint64_t *h,
+	       uint8_t m,
+	       enum hb_verdict (*judge)(const struct hb_op *op, uint64_t epoch,
+					bool was_write))
+{
+	unsigned kind[HB_RECS], want = op->is_write ? HB_REC_WRITE : 0;
+	uint64_t epoch[HB_RECS], nh;
+	uint8_t mask[HB_RECS], covered = 0, todo;
+	int same = -1, place = -1;
+
+	/* hb_look() */
+#pragma GCC unroll 3
+	for (unsigned i = 0; i < HB_RECS; i++) {
+		unsigned r = hb_head_rec(*h, i);
+
+		mask[i] = (uint8_t)r;
+		kind[i] = r & HB_REC_WRITE;
+		epoch[i] = c->rec[i].epoch;
+		if (mask[i] && epoch[i] == op->epoch && kind[i] == want) {
+			covered |= mask[i];
+			if (c->rec[i].site == op->site)
+				same = (int)i;
+		}
+	}
+	todo = m & (uint8_t)~covered;
+	if (!todo)
+		return true;
+#pragma GCC unroll 3
+	for (unsigned i = 0; i < HB_RECS; i++) {
+		if (!(mask[i] & todo))
+			continue;
+		switch (judge(op, epoch[i], kind[i])) {
+		case HB_RACE:
+			return false;
+		case HB_DROP:
+			mask[i] &= (uint8_t)~todo;
+			break;
+		case HB_KEEP:
+			break;
+		}
+	}
+	/* hb_add(), in the first free place as work_store() would */
+	if (same >= 0) {
+		mask[same] |= todo;
+	} else {
+#pragma GCC unroll 3
+		for (unsigned i = 0; i < HB_RECS && place < 0; i++)
+			if (!mask[i])
+				place = (int)i;
+		if (place < 0)
+			return false;
+		mask[place] = todo;
+		kind[place] = want;
+		__atomic_store_n(&c->rec[place].epoch, op->epoch,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&c->rec[place].site, op->site,
+				 __ATOMIC_RELAXED);
+	}
+	nh = (*h & ~(HB_MASKS | HB_EXT)) + HB_VERSION_ONE;
+#pragma GCC unroll 3
+	for (unsigned i = 0; i < HB_RECS; i++)
+		if (mask[i])
+			nh |= (uint64_t)(mask[i] | kind[i]) << HB_REC_SHIFT(i);
+	*h = nh;
+	return true;
+}
+
+/* hb_cell_inline() for each analysis. */
+bool fastrcd_cell_inline(const struct hb_op *op, struct hb_cell *c, uint64_t *h,
+			 uint8_t m);
 bool fasttrack_cell_inline(const struct hb_op *op, struct hb_cell *c,
 			   uint64_t *h, uint8_t m);
 
