@@ -429,6 +429,34 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	}
 }
 
+bool hb_try_cell(struct valor_thread *th, struct hb_cell *c, uint8_t m,
+		 bool is_write, uint64_t site)
+{
+	struct hb_op op = {
+		.th = th,
+		.epoch = epoch_make(th->slot, th->clock),
+		.site = site,
+		.is_write = is_write,
+	};
+	uint64_t h;
+	bool done;
+
+	if (unlikely(th->exited) ||
+	    (atomic_load_explicit(&c->head, memory_order_relaxed) & HB_EXT))
+		return false;
+	h = cell_lock(c);
+	if (h & HB_EXT) {
+		cell_unlock(c, h);
+		return false;
+	}
+	done = th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD ?
+		       fastrcd_cell_inline(&op, c, &h, m) :
+		       fasttrack_cell_inline(&op, c, &h, m);
+	/* Not done: nothing changed, and the head is as it was. */
+	cell_unlock(c, h);
+	return done;
+}
+
 void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,
 		    uint8_t m, bool is_write, uint64_t site)
 {

@@ -279,5 +279,13 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
  */
 void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,
 		    uint8_t m, bool is_write, uint64_t site);
+/*
+ * The same when it is the in-place step (hb_cell_inline()): true if it
+ * was, false if nothing was done and hb_access_cell() must do it.  It
+ * calls nothing, allocates nothing and reports nothing, so the runtime
+ * needs no re-entry guard around it.
+ */
+bool hb_try_cell(struct valor_thread *th, struct hb_cell *c, uint8_t m,
+		 bool is_write, uint64_t site);
 
 #endif /* VALOR_CORE_HBCELL_H */

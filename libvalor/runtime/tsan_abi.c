@@ -96,6 +96,9 @@ static __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 
+	/* The in-place step calls nothing: no re-entry guard for it. */
+	if (hb_try_cell(th, c, m, is_write, site))
+		return;
 	rt_busy_inc(t);
 	hb_access_cell(th, c, addr >> CELL_SHIFT, m, is_write, site);
 	rt_busy_dec(t);
