@@ -6,17 +6,9 @@
  * epoch of an exited thread is never ongoing.  Done here on a cell's
  * records at once (hbcell.h); per byte it is the paper's algorithm.
  */
+#include "hb_verdict.h"
 #include "hbcell.h"
 #include "internal.h"
-
-static bool ongoing(const struct valor_ctx *ctx, uint64_t epoch)
-{
-	uint32_t slot = epoch_slot(epoch);
-
-	return epoch_clock(epoch) ==
-	       atomic_load_explicit(&ctx->slots[slot].clock,
-				    memory_order_acquire);
-}
 
 /*
  * Accesses of other threads' ongoing regions conflict with this one
@@ -54,26 +46,6 @@ bool fastrcd_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 	}
 	hb_add(w, op, &l, todo);
 	return true;
-}
-
-/* A record's fate when an access of its bytes comes (hb_cell_inline()). */
-static enum hb_verdict fastrcd_judge(const struct hb_op *op, uint64_t epoch,
-				     bool was_write)
-{
-	bool own = epoch_slot(epoch) == op->th->slot;
-	bool live = !own && ongoing(op->th->ctx, epoch);
-
-	if (live && (op->is_write || was_write))
-		return HB_RACE;
-	if (op->is_write ? was_write || !own : !was_write && !live)
-		return HB_DROP;
-	return HB_KEEP;
-}
-
-bool fastrcd_cell_inline(const struct hb_op *op, struct hb_cell *c, uint64_t *h,
-			 uint8_t m)
-{
-	return hb_cell_inline(op, c, h, m, fastrcd_judge);
 }
 
 void fastrcd_access(struct valor_thread *th, uintptr_t addr, size_t size,

@@ -7,14 +7,9 @@
  * (hbcell.h); per byte it is the paper's algorithm, but for the reads
  * a read set keeps (fasttrack_read()).
  */
+#include "hb_verdict.h"
 #include "hbcell.h"
 #include "internal.h"
-
-/* Does the access at @epoch happen before the current point of @th? */
-static bool happens_before(const struct valor_thread *th, uint64_t epoch)
-{
-	return epoch_clock(epoch) <= vclock_get(&th->vc, epoch_slot(epoch));
-}
 
 /*
  * A write of @todo: the last writes and the reads of those bytes that
@@ -83,26 +78,6 @@ bool fasttrack_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 	else
 		fasttrack_read(op, w, &l, todo);
 	return true;
-}
-
-/* A record's fate when an access of its bytes comes (hb_cell_inline()). */
-static enum hb_verdict fasttrack_judge(const struct hb_op *op, uint64_t epoch,
-				       bool was_write)
-{
-	bool before = happens_before(op->th, epoch);
-
-	if (!before && (op->is_write || was_write))
-		return HB_RACE;
-	if (op->is_write ? was_write || epoch_slot(epoch) != op->th->slot :
-			   !was_write && before)
-		return HB_DROP;
-	return HB_KEEP;
-}
-
-bool fasttrack_cell_inline(const struct hb_op *op, struct hb_cell *c,
-			   uint64_t *h, uint8_t m)
-{
-	return hb_cell_inline(op, c, h, m, fasttrack_judge);
 }
 
 void fasttrack_access(struct valor_thread *th, uintptr_t addr, size_t size,

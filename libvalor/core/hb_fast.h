@@ -11,6 +11,7 @@
 #ifndef VALOR_CORE_HB_FAST_H
 #define VALOR_CORE_HB_FAST_H
 
+#include "hb_verdict.h"
 #include "hbcell.h"
 #include "internal.h"
 

@@ -6,21 +6,13 @@
  * (see hbcell.h).
  */
 #include "hbcell.h"
+#include "hb_verdict.h"
 #include "internal.h"
 
 #include <errno.h>
 #include <string.h>
 
 #define EXT_FIRST_CAP 8
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 /* A field of a cell read or written outside the lock-holder's view. */
 #define UNLOCKED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -50,28 +42,6 @@ static struct hb_cell *cell_peek(struct shadow *sh, uint64_t cell)
 	void *leaf = shadow_leaf_peek(sh, cell);
 
 	return leaf ? cell_in(leaf, cell) : NULL;
-}
-
-/* Returns the head as it was, unlocked. */
-static uint64_t cell_lock(struct hb_cell *c)
-{
-	uint64_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
-
-	for (;;) {
-		if (!(h & HB_LOCKED) &&
-		    atomic_compare_exchange_weak_explicit(
-			    &c->head, &h, h | HB_LOCKED, memory_order_acquire,
-			    memory_order_relaxed))
-			return h;
-		cpu_relax();
-		h = atomic_load_explicit(&c->head, memory_order_relaxed);
-	}
-}
-
-static void cell_unlock(struct hb_cell *c, uint64_t head)
-{
-	atomic_store_explicit(&c->head, head & ~HB_LOCKED,
-			      memory_order_release);
 }
 
 /*
@@ -296,27 +266,24 @@ static void apply_cell(struct hb_op *op, struct hb_cell *c, uint8_t m,
 		       bool is_free)
 {
 	struct valor_thread *th = op->th;
-	uint64_t h = cell_lock(c);
+	uint64_t h = hb_cell_lock(c);
 	struct hb_work w;
 	int grew;
 	bool changed;
 
-	if (!is_free && !(h & HB_EXT) &&
-	    (th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD ?
-		     fastrcd_cell_inline(op, c, &h, m) :
-		     fasttrack_cell_inline(op, c, &h, m))) {
-		cell_unlock(c, h);
+	if (!is_free && !(h & HB_EXT) && hb_cell_inline_any(op, c, &h, m)) {
+		hb_cell_unlock(c, h);
 		return;
 	}
 	grew = work_load(&th->ctx->arena, c, h, &w);
 	if (grew < 0) {
-		cell_unlock(c, h);
+		hb_cell_unlock(c, h);
 		return;
 	}
 	changed = is_free ? free_cell(op, &w, m) : analyse(op, &w, m);
 	if (changed || grew)
 		h = work_store(th, c, h, &w);
-	cell_unlock(c, h);
+	hb_cell_unlock(c, h);
 }
 
 /* A free only visits cells that have history. */
@@ -359,8 +326,8 @@ void hb_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 		if (!(atomic_load_explicit(&c->head, memory_order_relaxed) &
 		      (HB_MASKS | HB_EXT | HB_LOCKED)))
 			continue;
-		h = cell_lock(c);
-		cell_unlock(c, cell_clear(&ctx->arena, c, h));
+		h = hb_cell_lock(c);
+		hb_cell_unlock(c, cell_clear(&ctx->arena, c, h));
 	}
 }
 
@@ -383,9 +350,9 @@ void hb_move(struct valor_thread *th, uint64_t from, uint64_t to,
 		if (!dst)
 			continue;
 		/* What was at @to is forgotten. */
-		hd = cell_clear(&ctx->arena, dst, cell_lock(dst));
+		hd = cell_clear(&ctx->arena, dst, hb_cell_lock(dst));
 		if (src) {
-			hs = cell_lock(src);
+			hs = hb_cell_lock(src);
 			for (unsigned r = 0; r < HB_RECS; r++) {
 				PUBLISH(dst->rec[r].epoch, src->rec[r].epoch);
 				PUBLISH(dst->rec[r].site, src->rec[r].site);
@@ -393,10 +360,10 @@ void hb_move(struct valor_thread *th, uint64_t from, uint64_t to,
 			PUBLISH(dst->ext, src->ext);
 			hd |= hs & (HB_MASKS | HB_EXT);
 			PUBLISH(src->ext, NULL);
-			cell_unlock(src, (hs & ~(HB_MASKS | HB_EXT)) +
-						 HB_VERSION_ONE);
+			hb_cell_unlock(src, (hs & ~(HB_MASKS | HB_EXT)) +
+						    HB_VERSION_ONE);
 		}
-		cell_unlock(dst, hd);
+		hb_cell_unlock(dst, hd);
 	}
 }
 
@@ -427,34 +394,6 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 		op.cell = cell;
 		apply_cell(&op, c, m, false);
 	}
-}
-
-bool hb_try_cell(struct valor_thread *th, struct hb_cell *c, uint8_t m,
-		 bool is_write, uint64_t site)
-{
-	struct hb_op op = {
-		.th = th,
-		.epoch = epoch_make(th->slot, th->clock),
-		.site = site,
-		.is_write = is_write,
-	};
-	uint64_t h;
-	bool done;
-
-	if (unlikely(th->exited) ||
-	    (atomic_load_explicit(&c->head, memory_order_relaxed) & HB_EXT))
-		return false;
-	h = cell_lock(c);
-	if (h & HB_EXT) {
-		cell_unlock(c, h);
-		return false;
-	}
-	done = th->ctx->p.analysis == VALOR_ANALYSIS_FASTRCD ?
-		       fastrcd_cell_inline(&op, c, &h, m) :
-		       fasttrack_cell_inline(&op, c, &h, m);
-	/* Not done: nothing changed, and the head is as it was. */
-	cell_unlock(c, h);
-	return done;
 }
 
 void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,

@@ -69,6 +69,38 @@ struct hb_cell {
 _Static_assert(sizeof(struct hb_cell) == 1U << HB_CELL_SHIFT,
 	       "an hb_cell is the shadow record of a cell");
 
+static inline void hb_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Take the cell's lock; returns the head as it was, unlocked. */
+static inline uint64_t hb_cell_lock(struct hb_cell *c)
+{
+	uint64_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
+
+	for (;;) {
+		if (!(h & HB_LOCKED) &&
+		    atomic_compare_exchange_weak_explicit(
+			    &c->head, &h, h | HB_LOCKED, memory_order_acquire,
+			    memory_order_relaxed))
+			return h;
+		hb_cpu_relax();
+		h = atomic_load_explicit(&c->head, memory_order_relaxed);
+	}
+}
+
+/* Release it with @head (without HB_LOCKED), which readers then see. */
+static inline void hb_cell_unlock(struct hb_cell *c, uint64_t head)
+{
+	atomic_store_explicit(&c->head, head & ~HB_LOCKED,
+			      memory_order_release);
+}
+
 /*
  * Does one record in cell @c, of @epoch and kind, cover bytes @m, as head
  * @h describes the records?  Read without the lock: a yes counts only if
@@ -279,13 +311,5 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
  */
 void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,
 		    uint8_t m, bool is_write, uint64_t site);
-/*
- * The same when it is the in-place step (hb_cell_inline()): true if it
- * was, false if nothing was done and hb_access_cell() must do it.  It
- * calls nothing, allocates nothing and reports nothing, so the runtime
- * needs no re-entry guard around it.
- */
-bool hb_try_cell(struct valor_thread *th, struct hb_cell *c, uint8_t m,
-		 bool is_write, uint64_t site);
 
 #endif /* VALOR_CORE_HBCELL_H */

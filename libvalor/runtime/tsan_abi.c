@@ -87,21 +87,33 @@ on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
 	rt_busy_dec(t);
 }
 
-/* FastRCD and FastTrack: an access of one cell the inline check found. */
+/* FastRCD and FastTrack: what hb_try_cell() could not do. */
+static __attribute__((noinline)) void
+on_hb_cell_general(struct hb_cell *c, uintptr_t addr, uint8_t m, bool is_write,
+		   uintptr_t site)
+{
+	struct rt_thread *t = rt_cur;
+	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
+
+	rt_busy_inc(t);
+	hb_access_cell(th, c, addr >> CELL_SHIFT, m, is_write, site);
+	rt_busy_dec(t);
+}
+
+/*
+ * FastRCD and FastTrack: an access of one cell the inline check found.
+ * The in-place step calls nothing, so it needs no re-entry guard; the
+ * rest is a tail call, so that this keeps no registers of its caller.
+ */
 static __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
 						 uintptr_t addr, size_t size,
 						 bool is_write, uintptr_t site)
 {
-	struct rt_thread *t = rt_cur;
-	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 
-	/* The in-place step calls nothing: no re-entry guard for it. */
-	if (hb_try_cell(th, c, m, is_write, site))
+	if (hb_try_cell(rt_cur_vt, c, m, is_write, site))
 		return;
-	rt_busy_inc(t);
-	hb_access_cell(th, c, addr >> CELL_SHIFT, m, is_write, site);
-	rt_busy_dec(t);
+	on_hb_cell_general(c, addr, m, is_write, site);
 }
 
 static inline __attribute__((always_inline)) void
