@@ -113,6 +113,7 @@ static inline bool hb_head_covers(const struct hb_cell *c, uint64_t h,
 {
 	unsigned want = is_write ? HB_REC_WRITE : 0;
 
+#pragma GCC unroll 3
 	for (unsigned i = 0; i < HB_RECS; i++) {
 		unsigned r = (unsigned)(h >> HB_REC_SHIFT(i));
 
@@ -247,9 +248,10 @@ hb_cell_inline(const struct hb_op *op, struct hb_cell *c, uint64_t *h,
 		mask[i] = (uint8_t)r;
 		kind[i] = r & HB_REC_WRITE;
 		epoch[i] = c->rec[i].epoch;
-		if (mask[i] && epoch[i] == op->epoch && kind[i] == want) {
+		/* An empty record's mask is 0: it covers nothing. */
+		if (epoch[i] == op->epoch && kind[i] == want) {
 			covered |= mask[i];
-			if (c->rec[i].site == op->site)
+			if (mask[i] && c->rec[i].site == op->site)
 				same = (int)i;
 		}
 	}
