@@ -262,8 +262,12 @@ static bool free_cell(const struct hb_op *op, struct hb_work *w, uint8_t m)
 	return true;
 }
 
+/*
+ * The analysis of bytes @m of cell @c: in place (hb_cell_inline()) when
+ * @in_place and it can be, else on the records copied out.
+ */
 static void apply_cell(struct hb_op *op, struct hb_cell *c, uint8_t m,
-		       bool is_free)
+		       bool is_free, bool in_place)
 {
 	struct valor_thread *th = op->th;
 	uint64_t h = hb_cell_lock(c);
@@ -271,7 +275,7 @@ static void apply_cell(struct hb_op *op, struct hb_cell *c, uint8_t m,
 	int grew;
 	bool changed;
 
-	if (!is_free && !(h & HB_EXT) && hb_cell_inline_any(op, c, &h, m)) {
+	if (in_place && !(h & HB_EXT) && hb_cell_inline_any(op, c, &h, m)) {
 		hb_cell_unlock(c, h);
 		return;
 	}
@@ -299,7 +303,7 @@ static void hb_free_range(struct hb_op *op, uint64_t addr, uint64_t size)
 		      (HB_MASKS | HB_EXT | HB_LOCKED)))
 			continue;
 		op->cell = cell;
-		apply_cell(op, c, m, true);
+		apply_cell(op, c, m, true, false);
 	}
 }
 
@@ -392,7 +396,7 @@ void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 		if (covers_unlocked(c, op.epoch, op.is_write, m))
 			continue;
 		op.cell = cell;
-		apply_cell(&op, c, m, false);
+		apply_cell(&op, c, m, false, true);
 	}
 }
 
@@ -409,6 +413,6 @@ void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,
 
 	if (unlikely(th->exited))
 		return;
-	apply_cell(&op, c, m, false);
+	apply_cell(&op, c, m, false, false);
 	conflict_deliver(th);
 }

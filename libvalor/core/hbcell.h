@@ -298,17 +298,12 @@ hb_cell_inline(const struct hb_op *op, struct hb_cell *c, uint64_t *h,
 	return true;
 }
 
-/* hb_cell_inline() for each analysis. */
-bool fastrcd_cell_inline(const struct hb_op *op, struct hb_cell *c, uint64_t *h,
-			 uint8_t m);
-bool fasttrack_cell_inline(const struct hb_op *op, struct hb_cell *c,
-			   uint64_t *h, uint8_t m);
-
 void hb_apply(struct valor_thread *th, uintptr_t addr, size_t size,
 	      bool is_write, bool is_free, uint64_t site);
 /*
  * An access of bytes @m of one cell, whose record @c the caller found
- * (hb_fast.h): what hb_apply() does for that cell, without finding it
+ * (hb_fast.h) and whose in-place step hb_try_cell() could not take: what
+ * hb_apply() does for that cell, without finding it or trying that step
  * again.  Delivers what it finds.
  */
 void hb_access_cell(struct valor_thread *th, struct hb_cell *c, uint64_t cell,

@@ -46,20 +46,13 @@ struct heap_entry {
 	uint64_t origin; /* stack | tid << 32, or the wide index */
 };
 
-struct heap_wide {
-	uintptr_t start;
-	size_t size;
-	uint64_t tid;
-	uint32_t stack;
-};
-
 struct heap_shard {
 	atomic_int lock;
 	uint32_t mask; /* slots - 1; 0 until the first block */
 	uint32_t count;
 	uint32_t nwide, wide_cap;
 	struct heap_entry *tab;
-	struct heap_wide *wide;
+	struct rt_heap_block *wide;
 } __attribute__((aligned(64)));
 
 static struct heap_shard shards[HEAP_SHARDS];
@@ -148,11 +141,11 @@ static bool grow(struct heap_shard *s)
 }
 
 /* A wide description of a block; its index, or -1 out of memory. */
-static int64_t wide_add(struct heap_shard *s, const struct heap_wide *w)
+static int64_t wide_add(struct heap_shard *s, const struct rt_heap_block *w)
 {
 	if (s->nwide == s->wide_cap) {
 		uint32_t cap = s->wide_cap ? 2 * s->wide_cap : 128;
-		struct heap_wide *v = __libc_calloc(cap, sizeof(*v));
+		struct rt_heap_block *v = __libc_calloc(cap, sizeof(*v));
 
 		if (!v)
 			return -1;
@@ -169,7 +162,7 @@ static int64_t wide_add(struct heap_shard *s, const struct heap_wide *w)
 
 static void wide_remove(struct heap_shard *s, uint32_t idx)
 {
-	struct heap_wide moved = s->wide[--s->nwide];
+	struct rt_heap_block moved = s->wide[--s->nwide];
 
 	if (idx == s->nwide)
 		return;
@@ -228,7 +221,7 @@ void rt_heap_record(uintptr_t addr, size_t size, uint32_t stack, uint64_t tid)
 		start_size = addr | (uint64_t)size << HEAP_START_BITS;
 		origin = stack | tid << 32;
 	} else {
-		struct heap_wide w = {
+		struct rt_heap_block w = {
 			.start = addr, .size = size, .tid = tid, .stack = stack
 		};
 		int64_t idx = wide_add(s, &w);
@@ -271,12 +264,7 @@ static void describe(const struct heap_shard *s, const struct heap_entry *e,
 		     struct rt_heap_block *out)
 {
 	if (entry_size(e) == HEAP_WIDE) {
-		const struct heap_wide *w = &s->wide[e->origin];
-
-		out->start = w->start;
-		out->size = w->size;
-		out->tid = w->tid;
-		out->stack = w->stack;
+		*out = s->wide[e->origin];
 		return;
 	}
 	out->start = entry_start(e);
@@ -320,13 +308,8 @@ bool rt_heap_find(uintptr_t addr, struct rt_heap_block *out)
 
 		rt_lock(&s->lock);
 		for (uint32_t j = 0; j < s->nwide && !found; j++) {
-			const struct heap_wide *w = &s->wide[j];
-
-			if (addr >= w->start && addr - w->start < w->size) {
-				out->start = w->start;
-				out->size = w->size;
-				out->tid = w->tid;
-				out->stack = w->stack;
+			if (contains(&s->wide[j], addr)) {
+				*out = s->wide[j];
 				found = true;
 			}
 		}
