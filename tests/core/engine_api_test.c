@@ -831,6 +831,44 @@ static struct valor_ctx *valor_ctx_two_roots(struct sink *s,
 }
 
 /*
+ * A re-read of bytes the region has read already is not looked at again,
+ * even when another region owns them now: that region's write conflicts
+ * with the first read, and validation reports it, naming the first
+ * read's site; the re-read adds no report of its own.  Bytes a region
+ * has not read are still checked at the read.
+ */
+TEST(reread_of_logged_bytes_is_reported_at_validation)
+{
+	struct valor_params p = { 0 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	EXPECT_EQ(0, valor_access(t1, X, 4, false, 1));
+	EXPECT_EQ(0, valor_access(t2, X, 8, true, 2));
+	/* The logged half: nothing yet. */
+	EXPECT_EQ(0, valor_access(t1, X, 4, false, 3));
+	EXPECT_EQ(0, s.n);
+	/* The first read's conflict, when t1's region ends. */
+	EXPECT_EQ(1, valor_region_end(t1));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, s.v[0].kind);
+	EXPECT_EQ(1, s.v[0].first.site);
+	EXPECT_EQ(2, s.v[0].second.site);
+	/* A new region has read nothing: write-read, at the read. */
+	EXPECT_EQ(1, valor_access(t1, X, 4, false, 4));
+	ASSERT_EQ(2, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WR, s.v[1].kind);
+	EXPECT_EQ(2, s.v[1].first.site);
+	EXPECT_EQ(4, s.v[1].second.site);
+	EXPECT_EQ(0, valor_region_end(t2));
+	valor_ctx_free(ctx);
+}
+
+/*
  * A region that writes more cells in a row than its write set holds
  * keeps owning them all: another thread's write of the first one is a
  * write-write conflict that names the first write's site, and after the
