@@ -280,8 +280,17 @@ static bool in_tls_of(const struct rt_thread *t, uintptr_t addr,
 	if (t->tls_hi > t->tls_lo)
 		return addr >= t->tls_lo && addr < t->tls_hi;
 #if defined(__x86_64__)
-	if (t->self && tls_size && addr < (uintptr_t)t->self &&
-	    (uintptr_t)t->self - addr <= tls_size)
+	uintptr_t self = (uintptr_t)t->self;
+
+	/*
+	 * ld.so's static size counts the thread descriptor too, which lies
+	 * above the thread pointer, at the top of a thread's stack block:
+	 * the part below it starts where the thread's stack ends.  Counted
+	 * whole, it took the first 2 KiB of every thread's stack for TLS.
+	 */
+	if (self && t->stack_hi > self && t->stack_hi - self < tls_size)
+		tls_size -= t->stack_hi - self;
+	if (self && tls_size && addr < self && self - addr <= tls_size)
 		return true;
 #endif
 	return false;
