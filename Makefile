@@ -68,6 +68,11 @@ RT_FILES := $(if $(RT_SRCS),$(RT_A) $(RT_DYNLIST) $(RT_GCC_SPECS))
 # optimized, has frame pointers for its own stacks and is not sanitized.
 RT_CFLAGS := -fPIC -O2 -g -fno-omit-frame-pointer -fno-sanitize=all
 RT_CPPFLAGS := -Ilibvalor/runtime -Ilibvalor/core
+# Except the access entry points, whose check needs no frame, on x86-64
+# (libvalor/runtime/tsan_access.h; Documentation/runtime-abi.md).
+ifeq ($(shell uname -m),x86_64)
+$(BUILD)/obj-rt/libvalor/runtime/tsan_access.o: RT_CFLAGS += -fomit-frame-pointer -ffixed-bp
+endif
 
 VALOR_SRCS := $(sort $(wildcard tools/valor/*.c))
 VALOR_OBJS := $(VALOR_SRCS:%.c=$(BUILD)/obj/%.o)

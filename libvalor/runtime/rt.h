@@ -18,7 +18,9 @@
  * Files (one concern each):
  *   rt_core.c      init, options, the context, thread states, exit
  *   options.def    every VALOR_OPTIONS key, once
- *   tsan_abi.c     __tsan_{read,write}*, ranges, vptr, func entry/exit,
+ *   tsan_access.c  __tsan_{read,write}N: the inline check (tsan_access.h)
+ *   tsan_abi.c     the checks' out-of-line paths, the other __tsan_read*
+ *                  and __tsan_write*, ranges, vptr, func entry/exit,
  *                  __tsan_mem*, ignores
  *   tsan_atomic.c  __tsan_atomic*: the real atomic effect, and sync
  *   annotate.c     __tsan_acquire/release, __tsan_mutex_*, <valor/valor.h>
@@ -88,6 +90,11 @@ struct rt_thread {
 	bool finished;
 	pthread_t self;
 	struct rt_shadow_stack sstack;
+	/*
+	 * The site of the access an out-of-line access path is on: the
+	 * frame a walk from there skips (tsan_access.h).
+	 */
+	uintptr_t access_site;
 	struct rt_thread *next, *prev; /* rt.threads, under rt.threads_lock */
 };
 

@@ -171,6 +171,30 @@ static void walk_bounds(uintptr_t fp, uintptr_t *lo, uintptr_t *hi)
 		*hi = fp; /* unknown stack (signal stack, ...): no walk */
 }
 
+/* The access entry points, which keep no frame (tsan_access.h). */
+extern const char __start_valor_access_text[]
+	__attribute__((weak, visibility("hidden")));
+extern const char __stop_valor_access_text[]
+	__attribute__((weak, visibility("hidden")));
+
+/*
+ * A return into an entry point, from an out-of-line path: the frame
+ * below it is the caller of the function that made the access, whose
+ * own pc is the access's site, which that path noted.
+ */
+static uintptr_t frame_pc(uintptr_t ret)
+{
+	struct rt_thread *t;
+
+	if (ret - 1 >= (uintptr_t)__start_valor_access_text &&
+	    ret - 1 < (uintptr_t)__stop_valor_access_text) {
+		t = rt_cur;
+		if (t && t->access_site)
+			return t->access_site;
+	}
+	return ret - 1;
+}
+
 static inline __attribute__((always_inline)) unsigned
 fp_walk(uintptr_t fp, uintptr_t *out, unsigned max)
 {
@@ -185,7 +209,7 @@ fp_walk(uintptr_t fp, uintptr_t *out, unsigned max)
 
 		if (ret < 4096)
 			break;
-		out[n++] = ret - 1;
+		out[n++] = frame_pc(ret);
 		if (next <= fp)
 			break;
 		fp = next;

@@ -19,18 +19,12 @@
  * symbolization lands on the line of the access, not the next one.
  */
 #include "intercept.h"
-#include "rt.h"
-#include "hb_fast.h"
-#include "valor_fast.h"
+#include "tsan_access.h"
 
 extern void *__libc_realloc(void *p, size_t size);
 
-#define SITE() ((uintptr_t)__builtin_return_address(0) - 1)
-
-/* rt.ctx's shadow table: a global, so the fast path need not load it. */
-static shadow_word *_Atomic *rt_shadow_top;
-/* FastRCD or FastTrack: hb_fast.h's check before the engine's. */
-static bool rt_hb;
+shadow_word *_Atomic *rt_shadow_top;
+bool rt_hb;
 
 void rt_fast_path_init(struct valor_ctx *ctx)
 {
@@ -43,14 +37,14 @@ void rt_fast_path_init(struct valor_ctx *ctx)
  * the engine may allocate or report.  Out of line, so that the check
  * itself needs no stack frame.
  */
-static __attribute__((noinline)) void
-on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
-	       enum valor_fast_action a, shadow_word *p, uint64_t w)
+void on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
+		    enum valor_fast_action a, shadow_word *p, uint64_t w)
 {
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
 	rt_busy_inc(t);
+	t->access_site = site;
 	/* The full path starts with the check again, cells kept per byte too. */
 	if (valor_o_fast_act(th, a, addr, size, p, w, site) == VALOR_FAST_MISS)
 		valor_access(th, addr, size, a == VALOR_FAST_FULL_WRITE, site);
@@ -63,26 +57,26 @@ on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
  * (the newest entry or a sweep's group entry takes the bytes, or a new
  * entry does).
  */
-static __attribute__((noinline)) void on_read_first(uintptr_t addr, size_t size,
-						    uintptr_t site, uint64_t w)
+void on_read_first(uintptr_t addr, size_t size, uintptr_t site, uint64_t w)
 {
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 
 	rt_busy_inc(t);
+	t->access_site = site;
 	valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
 	rt_busy_dec(t);
 }
 
 /* FastRCD and FastTrack: every access is the engine's. */
-static __attribute__((noinline)) void
-on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
+void on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
 {
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
 	rt_busy_inc(t);
+	t->access_site = site;
 	valor_access(th, addr, size, is_write, site);
 	rt_busy_dec(t);
 }
@@ -96,6 +90,7 @@ on_hb_cell_general(struct hb_cell *c, uintptr_t addr, uint8_t m, bool is_write,
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
 	rt_busy_inc(t);
+	t->access_site = site;
 	hb_access_cell(th, c, addr >> CELL_SHIFT, m, is_write, site);
 	rt_busy_dec(t);
 }
@@ -105,94 +100,14 @@ on_hb_cell_general(struct hb_cell *c, uintptr_t addr, uint8_t m, bool is_write,
  * The in-place step calls nothing, so it needs no re-entry guard; the
  * rest is a tail call, so that this keeps no registers of its caller.
  */
-static __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
-						 uintptr_t addr, size_t size,
-						 bool is_write, uintptr_t site)
+void on_hb_cell(struct hb_cell *c, uintptr_t addr, size_t size, bool is_write,
+		uintptr_t site)
 {
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 
 	if (hb_try_cell(rt_cur_vt, c, m, is_write, site))
 		return;
 	on_hb_cell_general(c, addr, m, is_write, site);
-}
-
-static inline __attribute__((always_inline)) void
-on_access_hb(struct valor_thread *th, uintptr_t addr, size_t size,
-	     bool is_write, uintptr_t site)
-{
-	struct hb_cell *c = NULL;
-
-	switch (hb_fast_check(th, rt_shadow_top, addr, size, is_write, &c)) {
-	case HB_FAST_SEEN:
-		return;
-	case HB_FAST_CELL:
-		on_hb_cell(c, addr, size, is_write, site);
-		return;
-	default:
-		on_access_full(addr, size, is_write, site);
-	}
-}
-
-/*
- * Valor's common accesses are done here, inline (valor_fast.h): a write
- * the region owns already, a read the log holds already.  Only the rest
- * pays for a call.
- */
-static inline __attribute__((always_inline)) void
-on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
-	       bool is_write, uintptr_t site)
-{
-	enum valor_fast_action a;
-	shadow_word *p = NULL;
-	uint64_t w = 0;
-
-	a = valor_o_fast_check(th, rt_shadow_top, addr, size, is_write, false,
-			       &p, &w);
-	if (likely(a == VALOR_FAST_DONE))
-		return;
-	if (a == VALOR_FAST_LOG)
-		on_read_first(addr, size, site, w);
-	else
-		on_access_slow(addr, size, site, a, p, w);
-}
-
-static inline __attribute__((always_inline)) void
-on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
-{
-	/* NULL unless the thread runs analysed and is not busy (rt.h). */
-	struct valor_thread *th = rt_cur_vt;
-
-	if (unlikely(!th))
-		return;
-	if (unlikely(th->mode != THREAD_FAST)) {
-		if (th->mode == THREAD_ALONE)
-			th->st.accesses_alone++;
-		else if (rt_hb && size == 16 &&
-			 !((uintptr_t)addr & (CELL_SIZE - 1))) {
-			/* Two cells, two looks (as for Valor, below). */
-			on_access_hb(th, (uintptr_t)addr, 8, is_write, site);
-			on_access_hb(th, (uintptr_t)addr + 8, 8, is_write,
-				     site);
-		} else if (rt_hb)
-			on_access_hb(th, (uintptr_t)addr, size, is_write, site);
-		else
-			on_access_full((uintptr_t)addr, size, is_write, site);
-		return;
-	}
-	/*
-	 * An aligned 16-byte value (a complex double, a pair) is two cells:
-	 * two looks, where the check of one access would send it to the
-	 * full path.  The first half's slow path may end a region (a full
-	 * write set), after which the thread may run alone: look again.
-	 */
-	if (size == 16 && !((uintptr_t)addr & (CELL_SIZE - 1))) {
-		on_access_fast(th, (uintptr_t)addr, 8, is_write, site);
-		if (likely(th->mode == THREAD_FAST))
-			on_access_fast(th, (uintptr_t)addr + 8, 8, is_write,
-				       site);
-		return;
-	}
-	on_access_fast(th, (uintptr_t)addr, size, is_write, site);
 }
 
 /* A read followed by a write of the same bytes, as one call. */
@@ -222,26 +137,7 @@ RT_EXPORT void __tsan_init(void)
 	rt_module_register((uintptr_t)__builtin_return_address(0));
 }
 
-/* ---- fixed-size accesses ---- */
-
-/*
- * Aligned, unaligned and volatile accesses are all the same to the
- * engine, which accepts any address and size.  The volatile and
- * read-write variants are emitted only with non-default flags (gcc
- * --param tsan-distinguish-volatile=1, clang -mllvm
- * -tsan-distinguish-volatile, -mllvm -tsan-compound-read-before-write).
- */
-/*
- * Each entry point starts a cache line: where the linker happened to put
- * them moved whole workloads by 5%, with the same instructions.
- */
-#define ACCESS_ENTRY RT_EXPORT __attribute__((aligned(64)))
-
-#define DEFINE_ACCESS(name, size, is_write)              \
-	ACCESS_ENTRY void name(void *addr)               \
-	{                                                \
-		on_access(addr, size, is_write, SITE()); \
-	}
+/* ---- fixed-size accesses: tsan_access.c; these variants are rare ---- */
 
 #define DEFINE_ACCESS_PC(name, size, is_write)              \
 	RT_EXPORT void name(void *addr, void *pc)           \
@@ -255,32 +151,6 @@ RT_EXPORT void __tsan_init(void)
 	{                                         \
 		on_access_rw(addr, size, SITE()); \
 	}
-
-#define DEFINE_ACCESS_SIZES(prefix, is_write) \
-	DEFINE_ACCESS(prefix##1, 1, is_write) \
-	DEFINE_ACCESS(prefix##2, 2, is_write) \
-	DEFINE_ACCESS(prefix##4, 4, is_write) \
-	DEFINE_ACCESS(prefix##8, 8, is_write) \
-	DEFINE_ACCESS(prefix##16, 16, is_write)
-
-#define DEFINE_UNALIGNED_SIZES(prefix, is_write) \
-	DEFINE_ACCESS(prefix##2, 2, is_write)    \
-	DEFINE_ACCESS(prefix##4, 4, is_write)    \
-	DEFINE_ACCESS(prefix##8, 8, is_write)    \
-	DEFINE_ACCESS(prefix##16, 16, is_write)
-
-/* gcc and clang */
-DEFINE_ACCESS_SIZES(__tsan_read, false)
-DEFINE_ACCESS_SIZES(__tsan_write, true)
-/* clang (gcc turns an unaligned access into a range) */
-DEFINE_UNALIGNED_SIZES(__tsan_unaligned_read, false)
-DEFINE_UNALIGNED_SIZES(__tsan_unaligned_write, true)
-/* gcc and clang, with tsan-distinguish-volatile */
-DEFINE_ACCESS_SIZES(__tsan_volatile_read, false)
-DEFINE_ACCESS_SIZES(__tsan_volatile_write, true)
-/* clang, with tsan-distinguish-volatile */
-DEFINE_UNALIGNED_SIZES(__tsan_unaligned_volatile_read, false)
-DEFINE_UNALIGNED_SIZES(__tsan_unaligned_volatile_write, true)
 
 /* clang, with tsan-compound-read-before-write */
 DEFINE_ACCESS_RW(__tsan_read_write1, 1)

@@ -41,6 +41,7 @@ static inline int index_of(const char *const *names, int n, const char *s,
 struct access_seen {
 	char file[256]; /* basename of the innermost frame's file */
 	int line;
+	char caller[64]; /* the next frame's function; "" if none */
 	uint64_t tid;
 };
 
@@ -76,6 +77,11 @@ static inline void access_from_json(const struct json *a,
 		 file ? file :
 			"?");
 	out->line = (int)json_num(json_get(frame, "line"), 0);
+	frame = json_at(json_get(a, "stack"), 1);
+	snprintf(out->caller, sizeof(out->caller), "%s",
+		 json_str(json_get(frame, "function")) ?
+			 json_str(json_get(frame, "function")) :
+			 "");
 	out->tid = (uint64_t)json_num(json_get(a, "tid"), 0);
 }
 

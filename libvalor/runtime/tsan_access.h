@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The check every access entry point inlines (tsan_access.c, and the
+ * range and vtable entry points of tsan_abi.c), and the out-of-line
+ * paths it calls, which tsan_abi.c defines.
+ *
+ * The fixed-size entry points are built without a frame pointer: the
+ * check then needs no frame, and saves three instructions on every
+ * access.  The out-of-line paths keep theirs, so a report's walk up
+ * the frame pointers still finds the program's frames; it passes
+ * straight from an out-of-line path to the caller of the function that
+ * made the access, which report.c recognizes by the return address into
+ * the entry points' section (VALOR_ACCESS_SECTION).
+ */
+#ifndef VALOR_RUNTIME_TSAN_ACCESS_H
+#define VALOR_RUNTIME_TSAN_ACCESS_H
+
+#include "rt.h"
+#include "hb_fast.h"
+#include "valor_fast.h"
+
+#define SITE() ((uintptr_t)__builtin_return_address(0) - 1)
+
+/* Where the entry points without a frame are (report.c). */
+#define VALOR_ACCESS_SECTION valor_access_text
+#define VALOR_ACCESS_SECTION_NAME "valor_access_text"
+
+/* rt.ctx's shadow table: a global, so the fast path need not load it. */
+extern RT_HIDDEN shadow_word *_Atomic *rt_shadow_top;
+/* FastRCD or FastTrack: hb_fast.h's check before the engine's. */
+extern RT_HIDDEN bool rt_hb;
+
+RT_HIDDEN __attribute__((noinline)) void
+on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
+	       enum valor_fast_action a, shadow_word *p, uint64_t w);
+RT_HIDDEN __attribute__((noinline)) void
+on_read_first(uintptr_t addr, size_t size, uintptr_t site, uint64_t w);
+RT_HIDDEN __attribute__((noinline)) void
+on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site);
+RT_HIDDEN __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
+						    uintptr_t addr, size_t size,
+						    bool is_write,
+						    uintptr_t site);
+
+static inline __attribute__((always_inline)) void
+on_access_hb(struct valor_thread *th, uintptr_t addr, size_t size,
+	     bool is_write, uintptr_t site)
+{
+	struct hb_cell *c = NULL;
+
+	switch (hb_fast_check(th, rt_shadow_top, addr, size, is_write, &c)) {
+	case HB_FAST_SEEN:
+		return;
+	case HB_FAST_CELL:
+		on_hb_cell(c, addr, size, is_write, site);
+		return;
+	default:
+		on_access_full(addr, size, is_write, site);
+	}
+}
+
+/*
+ * Valor's common accesses are done here, inline (valor_fast.h): a write
+ * the region owns already, a read the log holds already.  Only the rest
+ * pays for a call.
+ */
+static inline __attribute__((always_inline)) void
+on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
+	       bool is_write, uintptr_t site)
+{
+	enum valor_fast_action a;
+	shadow_word *p = NULL;
+	uint64_t w = 0;
+
+	a = valor_o_fast_check(th, rt_shadow_top, addr, size, is_write, false,
+			       &p, &w);
+	if (likely(a == VALOR_FAST_DONE))
+		return;
+	if (a == VALOR_FAST_LOG)
+		on_read_first(addr, size, site, w);
+	else
+		on_access_slow(addr, size, site, a, p, w);
+}
+
+static inline __attribute__((always_inline)) void
+on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
+{
+	/* NULL unless the thread runs analysed and is not busy (rt.h). */
+	struct valor_thread *th = rt_cur_vt;
+
+	if (unlikely(!th))
+		return;
+	if (unlikely(th->mode != THREAD_FAST)) {
+		if (th->mode == THREAD_ALONE)
+			th->st.accesses_alone++;
+		else if (rt_hb && size == 16 &&
+			 !((uintptr_t)addr & (CELL_SIZE - 1))) {
+			/* Two cells, two looks (as for Valor, below). */
+			on_access_hb(th, (uintptr_t)addr, 8, is_write, site);
+			on_access_hb(th, (uintptr_t)addr + 8, 8, is_write,
+				     site);
+		} else if (rt_hb)
+			on_access_hb(th, (uintptr_t)addr, size, is_write, site);
+		else
+			on_access_full((uintptr_t)addr, size, is_write, site);
+		return;
+	}
+	/*
+	 * An aligned 16-byte value (a complex double, a pair) is two cells:
+	 * two looks, where the check of one access would send it to the
+	 * full path.  The first half's slow path may end a region (a full
+	 * write set), after which the thread may run alone: look again.
+	 */
+	if (size == 16 && !((uintptr_t)addr & (CELL_SIZE - 1))) {
+		on_access_fast(th, (uintptr_t)addr, 8, is_write, site);
+		if (likely(th->mode == THREAD_FAST))
+			on_access_fast(th, (uintptr_t)addr + 8, 8, is_write,
+				       site);
+		return;
+	}
+	on_access_fast(th, (uintptr_t)addr, size, is_write, site);
+}
+
+#endif /* VALOR_RUNTIME_TSAN_ACCESS_H */
