@@ -31,6 +31,7 @@
 #include <features.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -263,7 +264,8 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 	X(pread64, pread64, NULL, 0)   \
 	X(readv, readv, NULL, 0)       \
 	X(recv, recv, NULL, 0)         \
-	X(recvfrom, recvfrom, NULL, 0)
+	X(recvfrom, recvfrom, NULL, 0) \
+	X(sigaction, sigaction, NULL, 0)
 
 /* stdio output; printf, fprintf and dprintf call the v* functions. */
 #define RT_REAL_STDIO(X)                           \

@@ -24,7 +24,8 @@
  *                  __tsan_mem*, ignores
  *   tsan_atomic.c  __tsan_atomic*: the real atomic effect, and sync
  *   annotate.c     __tsan_acquire/release, __tsan_mutex_*, <valor/valor.h>
- *   intercept_*.c  pthread, malloc, mmap, string functions, fork, syscalls
+ *   intercept_*.c  pthread, malloc, mmap, string functions, fork, syscalls,
+ *                  signal handlers
  *   report*.c      symbolization, stacks, heap blocks, report formats,
  *                  suppressions, the exit summary
  */
@@ -114,6 +115,12 @@ struct rt_global {
 extern struct rt_global rt;
 /* Point the inline fast path at a new rt.ctx (tsan_abi.c). */
 void rt_fast_path_init(struct valor_ctx *ctx);
+/*
+ * Whether @pc is in the access code that runs without the busy guard:
+ * the entry points and FastRCD's and FastTrack's in-place step
+ * (tsan_access.h).
+ */
+bool rt_pc_in_access_code(uintptr_t pc);
 
 /*
  * The calling thread's state.  initial-exec TLS: one %fs-relative load

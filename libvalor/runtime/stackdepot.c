@@ -171,23 +171,16 @@ static void walk_bounds(uintptr_t fp, uintptr_t *lo, uintptr_t *hi)
 		*hi = fp; /* unknown stack (signal stack, ...): no walk */
 }
 
-/* The access entry points, which keep no frame (tsan_access.h). */
-extern const char __start_valor_access_text[]
-	__attribute__((weak, visibility("hidden")));
-extern const char __stop_valor_access_text[]
-	__attribute__((weak, visibility("hidden")));
-
 /*
- * A return into an entry point, from an out-of-line path: the frame
- * below it is the caller of the function that made the access, whose
- * own pc is the access's site, which that path noted.
+ * A return into an entry point (tsan_access.h), from an out-of-line
+ * path: the frame below it is the caller of the function that made the
+ * access, whose own pc is the access's site, which that path noted.
  */
 static uintptr_t frame_pc(uintptr_t ret)
 {
 	struct rt_thread *t;
 
-	if (ret - 1 >= (uintptr_t)__start_valor_access_text &&
-	    ret - 1 < (uintptr_t)__stop_valor_access_text) {
+	if (rt_pc_in_access_code(ret - 1)) {
 		t = rt_cur;
 		if (t && t->access_site)
 			return t->access_site;

@@ -32,6 +32,17 @@ void rt_fast_path_init(struct valor_ctx *ctx)
 	rt_hb = ctx->p.analysis != VALOR_ANALYSIS_VALOR;
 }
 
+extern const char __start_valor_access_text[]
+	__attribute__((weak, visibility("hidden")));
+extern const char __stop_valor_access_text[]
+	__attribute__((weak, visibility("hidden")));
+
+bool rt_pc_in_access_code(uintptr_t pc)
+{
+	return pc >= (uintptr_t)__start_valor_access_text &&
+	       pc < (uintptr_t)__stop_valor_access_text;
+}
+
 /*
  * What the inline check could not finish: with the thread busy, since
  * the engine may allocate or report.  Out of line, so that the check
@@ -99,9 +110,14 @@ on_hb_cell_general(struct hb_cell *c, uintptr_t addr, uint8_t m, bool is_write,
  * FastRCD and FastTrack: an access of one cell the inline check found.
  * The in-place step calls nothing, so it needs no re-entry guard; the
  * rest is a tail call, so that this keeps no registers of its caller.
+ * It holds the cell's lock unguarded, so it lives with the entry points:
+ * a signal handler that interrupts it runs unanalysed
+ * (intercept_signal.c), or an access of the same cell would wait for
+ * the lock forever.
  */
-void on_hb_cell(struct hb_cell *c, uintptr_t addr, size_t size, bool is_write,
-		uintptr_t site)
+__attribute__((section(VALOR_ACCESS_SECTION_NAME))) void
+on_hb_cell(struct hb_cell *c, uintptr_t addr, size_t size, bool is_write,
+	   uintptr_t site)
 {
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 

@@ -9,8 +9,13 @@
  * access.  The out-of-line paths keep theirs, so a report's walk up
  * the frame pointers still finds the program's frames; it passes
  * straight from an out-of-line path to the caller of the function that
- * made the access, which report.c recognizes by the return address into
+ * made the access, which the walk recognizes by the return address into
  * the entry points' section (VALOR_ACCESS_SECTION).
+ *
+ * That section holds the code that runs without the busy guard: the
+ * entry points and FastRCD's and FastTrack's in-place step (on_hb_cell).
+ * A signal handler that interrupts it runs unanalysed
+ * (intercept_signal.c).
  */
 #ifndef VALOR_RUNTIME_TSAN_ACCESS_H
 #define VALOR_RUNTIME_TSAN_ACCESS_H

@@ -532,6 +532,36 @@ TEST_F_TIMEOUT(errors, stack_names_the_caller_of_the_accessing_function, 120)
 	free(rep);
 }
 
+/*
+ * Signal handlers: one that interrupts the runtime's unguarded access
+ * code runs unanalysed, so 200,000 signals whose handler writes the
+ * cell the interrupted thread is updating do not hang any analysis (the
+ * in-place step of FastRCD and FastTrack holds that cell's lock); and
+ * sigaction and signal give back the program's handlers, not the
+ * runtime's wrapper (the program checks and says so).
+ */
+TEST_F_TIMEOUT(errors, signal_handlers_interrupting_an_access_finish, 180)
+{
+	static const char *const analyses[] = { "valor", "fastrcd",
+						"fasttrack" };
+	char bin[PATH_MAX], options[64], status[64];
+	struct run_result r;
+
+	pathf(bin, sizeof(bin), "%s/signal_flag", self->e.out);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "signal_flag", "-O1", "-o",
+			     "$O/signal_flag", "$P/signal_flag.c", NULL));
+	for (int a = 0; a < 3; a++) {
+		snprintf(options, sizeof(options), "analysis=%s", analyses[a]);
+		run_with_options(_metadata, &self->e, bin, options, &r);
+		run_result_describe(&r, status, sizeof(status));
+		EXPECT_TRUE(r.exited && r.status == 0)
+		TH_LOG("%s: %s: %s", analyses[a], status, r.output);
+		EXPECT_NE(NULL, strstr(r.output, "signals delivered"))
+		TH_LOG("%s: %s", analyses[a], r.output);
+		run_result_free(&r);
+	}
+}
+
 TEST_F_TIMEOUT(errors, halt_on_conflict_stops_at_the_first_with_its_report, 120)
 {
 	char where[64], d[128];

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Signal handlers: sigaction and signal install a wrapper in front of
+ * the program's handler.
+ *
+ * A handler runs on the thread it interrupts, with that thread's state.
+ * Interrupting the runtime's busy work, it passes through unanalysed
+ * (the busy count).  But the access code runs without the busy guard
+ * (tsan_access.h): FastRCD's and FastTrack's in-place step holds a
+ * cell's lock there, and Valor's check adds a byte to the read log's
+ * newest entry.  A handler that accessed the same cell would wait for
+ * that lock forever, and one that appended to the log could move the
+ * entry under the interrupted store.  So the wrapper looks at the
+ * interrupted pc and, inside that code, runs the handler busy: as if it
+ * had interrupted the runtime anywhere else.
+ *
+ * The program sees its own handlers: sigaction's old action names the
+ * program's handler and flags, never the wrapper.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "intercept.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <ucontext.h>
+
+/*
+ * The program's handler of each signal, and its flags (for the old
+ * action only).  The handler is called with three arguments whether or
+ * not it asked for SA_SIGINFO: on x86-64 and arm64 the extra arguments
+ * are registers a one-argument handler never reads, and so a flag and a
+ * handler changed by two racing sigaction calls cannot be read torn.
+ */
+static _Atomic(uintptr_t) program_handler[_NSIG];
+static _Atomic(int) program_flags[_NSIG];
+
+static uintptr_t interrupted_pc(const void *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+static void signal_wrapper(int sig, siginfo_t *info, void *uc)
+{
+	void (*fn)(int, siginfo_t *, void *) = (void (*)(
+		int, siginfo_t *, void *))atomic_load(&program_handler[sig]);
+	struct rt_thread *t = rt_cur;
+	bool guard = t && uc && rt_pc_in_access_code(interrupted_pc(uc));
+
+	if (guard)
+		rt_busy_inc(t);
+	if (fn)
+		fn(sig, info, uc);
+	if (guard)
+		rt_busy_dec(t);
+}
+
+static bool is_handler(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) ?
+		       sa->sa_sigaction != NULL :
+		       sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
+static uintptr_t handler_of(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) ? (uintptr_t)sa->sa_sigaction :
+					     (uintptr_t)sa->sa_handler;
+}
+
+/* The wrapper in @old becomes what the program installed. */
+static void show_program_handler(int sig, struct sigaction *old)
+{
+	int flags;
+
+	if (!old || !(old->sa_flags & SA_SIGINFO) ||
+	    old->sa_sigaction != signal_wrapper)
+		return;
+	flags = atomic_load(&program_flags[sig]);
+	old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (flags & SA_SIGINFO);
+	if (flags & SA_SIGINFO)
+		old->sa_sigaction =
+			(void (*)(int, siginfo_t *, void *))atomic_load(
+				&program_handler[sig]);
+	else
+		old->sa_handler =
+			(void (*)(int))atomic_load(&program_handler[sig]);
+}
+
+RT_INTERCEPTOR int sigaction(int sig, const struct sigaction *act,
+			     struct sigaction *old)
+{
+	struct sigaction wrapped;
+	int r;
+
+	if (sig <= 0 || sig >= _NSIG || !act || !is_handler(act)) {
+		r = RT_REAL(sigaction)(sig, act, old);
+		if (!r && sig > 0 && sig < _NSIG)
+			show_program_handler(sig, old);
+		return r;
+	}
+	/* Published first: a signal the new action delivers finds it. */
+	atomic_store(&program_flags[sig], act->sa_flags);
+	atomic_store(&program_handler[sig], handler_of(act));
+	wrapped = *act;
+	wrapped.sa_flags |= SA_SIGINFO;
+	wrapped.sa_sigaction = signal_wrapper;
+	r = RT_REAL(sigaction)(sig, &wrapped, old);
+	if (!r)
+		show_program_handler(sig, old);
+	return r;
+}
+
+/* glibc's signal(): BSD semantics, through the sigaction above. */
+RT_INTERCEPTOR sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction act = { 0 }, old;
+
+	if (sig <= 0 || sig >= _NSIG || handler == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	act.sa_handler = handler;
+	sigemptyset(&act.sa_mask);
+	sigaddset(&act.sa_mask, sig);
+	act.sa_flags = SA_RESTART;
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	/* sa_handler and sa_sigaction share their storage. */
+	return old.sa_handler;
+}
