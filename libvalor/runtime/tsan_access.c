@@ -23,10 +23,10 @@
 	RT_EXPORT __attribute__((aligned(64), \
 				 section(VALOR_ACCESS_SECTION_NAME)))
 
-#define DEFINE_ACCESS(name, size, is_write)              \
-	ACCESS_ENTRY void name(void *addr)               \
-	{                                                \
-		on_access(addr, size, is_write, SITE()); \
+#define DEFINE_ACCESS(name, size, is_write)         \
+	ACCESS_ENTRY void name(void *addr)          \
+	{                                           \
+		on_access(addr, size, is_write, 0); \
 	}
 
 #define DEFINE_ACCESS_SIZES(prefix, is_write) \

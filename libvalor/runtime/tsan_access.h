@@ -25,6 +25,13 @@
 #include "valor_fast.h"
 
 #define SITE() ((uintptr_t)__builtin_return_address(0) - 1)
+/*
+ * The site an out-of-line path is given: @site, or for 0 (what the
+ * fixed-size entry points pass) the return address of the function the
+ * check is inlined into, loaded only on the way out: a hit never needs
+ * it.
+ */
+#define SITE_OR_CALLER(site) ((site) ? (site) : SITE())
 
 /* Where the entry points without a frame are (report.c). */
 #define VALOR_ACCESS_SECTION valor_access_text
@@ -57,10 +64,10 @@ on_access_hb(struct valor_thread *th, uintptr_t addr, size_t size,
 	case HB_FAST_SEEN:
 		return;
 	case HB_FAST_CELL:
-		on_hb_cell(c, addr, size, is_write, site);
+		on_hb_cell(c, addr, size, is_write, SITE_OR_CALLER(site));
 		return;
 	default:
-		on_access_full(addr, size, is_write, site);
+		on_access_full(addr, size, is_write, SITE_OR_CALLER(site));
 	}
 }
 
@@ -82,9 +89,9 @@ on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 	if (likely(a == VALOR_FAST_DONE))
 		return;
 	if (a == VALOR_FAST_LOG)
-		on_read_first(addr, size, site, w);
+		on_read_first(addr, size, SITE_OR_CALLER(site), w);
 	else
-		on_access_slow(addr, size, site, a, p, w);
+		on_access_slow(addr, size, SITE_OR_CALLER(site), a, p, w);
 }
 
 static inline __attribute__((always_inline)) void
@@ -107,7 +114,8 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 		} else if (rt_hb)
 			on_access_hb(th, (uintptr_t)addr, size, is_write, site);
 		else
-			on_access_full((uintptr_t)addr, size, is_write, site);
+			on_access_full((uintptr_t)addr, size, is_write,
+				       SITE_OR_CALLER(site));
 		return;
 	}
 	/*
