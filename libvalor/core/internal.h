@@ -271,15 +271,26 @@ static inline uint32_t rgroup_slot(uint64_t group, uint64_t site, uint32_t mask)
  */
 #define RINDEX_MIN 64U
 
-struct rfilter_entry {
-	uint64_t tag; /* 0: never valid (rgen starts at 1) */
-	uint8_t mask[RFILTER_CHUNK_CELLS];
+/*
+ * The tags and the masks in two arrays: a cell's mask byte is then at
+ * its cell index modulo the masks' size, and the check finds it and its
+ * tag with a mask and a shift each, no multiply by an entry's size.
+ */
+struct rfilter {
+	uint64_t tag[RFILTER_ENTRIES]; /* 0: never valid (rgen starts at 1) */
+	uint8_t mask[RFILTER_ENTRIES][RFILTER_CHUNK_CELLS];
 };
 
-static inline struct rfilter_entry *rfilter_entry(struct rfilter_entry *filter,
-						  uint64_t cell)
+/* The tag of @cell's chunk. */
+static inline uint64_t *rfilter_tag_of(struct rfilter *f, uint64_t cell)
 {
-	return &filter[(cell >> RFILTER_CHUNK_SHIFT) & (RFILTER_ENTRIES - 1)];
+	return &f->tag[(cell >> RFILTER_CHUNK_SHIFT) & (RFILTER_ENTRIES - 1)];
+}
+
+/* The mask byte of @cell; the chunk's 128 start at the one of cell 0. */
+static inline uint8_t *rfilter_mask_of(struct rfilter *f, uint64_t cell)
+{
+	return &f->mask[0][cell & (RFILTER_ENTRIES * RFILTER_CHUNK_CELLS - 1)];
 }
 
 static inline uint64_t rfilter_tag(uint64_t cell, uint32_t rgen)
@@ -356,11 +367,11 @@ struct valor_thread {
 	struct valor_thread *next_all, *prev_all; /* ctx->threads list */
 
 	/*
-	 * Valor's read filter, RFILTER_ENTRIES of them (none for the other
-	 * analyses): part of the thread, so the fast path reaches it
-	 * without loading a pointer first.
+	 * Valor's read filter (one, none for the other analyses): part of
+	 * the thread, so the fast path reaches it without loading a
+	 * pointer first.
 	 */
-	struct rfilter_entry rfilter[];
+	struct rfilter rfilter[];
 };
 
 struct sync_table;

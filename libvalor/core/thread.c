@@ -206,8 +206,7 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 	}
 	th = eng_calloc(1,
 			sizeof(*th) + (ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
-					       RFILTER_ENTRIES *
-						       sizeof(th->rfilter[0]) :
+					       sizeof(th->rfilter[0]) :
 					       0));
 	if (!th) {
 		errno = ENOMEM;

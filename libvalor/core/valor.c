@@ -381,7 +381,7 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 static void rfilter_invalidate(struct valor_thread *th)
 {
 	if (++th->rgen > RFILTER_GEN_MAX) {
-		memset(th->rfilter, 0, RFILTER_ENTRIES * sizeof(*th->rfilter));
+		memset(th->rfilter, 0, sizeof(th->rfilter[0]));
 		th->rgen = 1;
 	}
 }

@@ -106,12 +106,13 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
  * was most of the cost; eight 16-byte stores are not.
  */
 static inline __attribute__((always_inline)) void
-rfilter_clear(struct rfilter_entry *f)
+rfilter_clear(struct rfilter *f, uint64_t cell)
 {
 	typedef uint8_t vec16 __attribute__((vector_size(16), aligned(1)));
-	vec16 *v = (vec16 *)f->mask;
+	vec16 *v = (vec16 *)rfilter_mask_of(
+		f, cell & ~(uint64_t)(RFILTER_CHUNK_CELLS - 1));
 
-	_Static_assert(sizeof(f->mask) == 8 * sizeof(vec16), "8 stores");
+	_Static_assert(sizeof(f->mask[0]) == 8 * sizeof(vec16), "8 stores");
 	v[0] = (vec16){ 0 };
 	v[1] = (vec16){ 0 };
 	v[2] = (vec16){ 0 };
@@ -129,14 +130,14 @@ rfilter_clear(struct rfilter_entry *f)
 static inline __attribute__((always_inline)) void
 rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 {
-	struct rfilter_entry *f = rfilter_entry(th->rfilter, cell);
+	uint64_t *tagp = rfilter_tag_of(th->rfilter, cell);
 	uint64_t tag = rfilter_tag(cell, th->rgen);
 
-	if (f->tag != tag) {
-		rfilter_clear(f);
-		f->tag = tag;
+	if (*tagp != tag) {
+		rfilter_clear(th->rfilter, cell);
+		*tagp = tag;
 	}
-	f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
+	*rfilter_mask_of(th->rfilter, cell) |= m;
 }
 
 /* Log a read of a compact cell; inline in the runtime's slow path too. */
@@ -276,7 +277,6 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 	enum valor_fast_action full = is_write ? VALOR_FAST_FULL_WRITE :
 						 VALOR_FAST_FULL_READ;
 	shadow_word *leaf;
-	struct rfilter_entry *f = NULL;
 	uint8_t *have = NULL;
 	uint64_t tag = 0;
 	uint8_t m;
@@ -295,10 +295,10 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 					     addr >= (1ULL << SHADOW_ADDR_BITS),
 				     0))
 			return full;
-		f = rfilter_entry(th->rfilter, cell);
 		tag = rfilter_tag(cell, th->rgen);
-		have = &f->mask[cell & (RFILTER_CHUNK_CELLS - 1)];
-		if (f->tag == tag && (*have & m) == m)
+		have = rfilter_mask_of(th->rfilter, cell);
+		if (*rfilter_tag_of(th->rfilter, cell) == tag &&
+		    (*have & m) == m)
 			return VALOR_FAST_DONE;
 	}
 	leaf = shadow_fast_leaf(top, addr, size);
@@ -337,10 +337,9 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 	if ((refined || size == 1) && !vw_refined(*w) && th->rlog_n &&
 	    th->rlog[th->rlog_n - 1].cell == cell &&
 	    th->rlog[th->rlog_n - 1].snapshot == *w) {
-		f = rfilter_entry(th->rfilter, cell);
-		if (f->tag == rfilter_tag(cell, th->rgen)) {
+		if (*rfilter_tag_of(th->rfilter, cell) == tag) {
 			th->rlog[th->rlog_n - 1].mask |= m;
-			f->mask[cell & (RFILTER_CHUNK_CELLS - 1)] |= m;
+			*rfilter_mask_of(th->rfilter, cell) |= m;
 			return VALOR_FAST_DONE;
 		}
 	}
