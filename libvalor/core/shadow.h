@@ -108,6 +108,20 @@ static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
 	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
 }
 
+/* An access of @size bytes at @addr is within one cell, and analysed. */
+static inline __attribute__((always_inline)) bool
+shadow_fast_fits(uint64_t addr, uint64_t size)
+{
+	const uint64_t high = ~((1ULL << SHADOW_ADDR_BITS) - 1);
+
+	/* One test for the common sizes, whose check inlines everywhere. */
+	if (__builtin_constant_p(size) && size == CELL_SIZE)
+		return !(addr & (high | (CELL_SIZE - 1)));
+	if (__builtin_constant_p(size) && size == 1)
+		return !(addr & high);
+	return (addr & (CELL_SIZE - 1)) + size <= CELL_SIZE && !(addr & high);
+}
+
 /*
  * The leaf an inline check looks into for an access of @size bytes at
  * @addr, with the table @top passed in (a global, in the runtime): NULL
@@ -117,9 +131,7 @@ static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
 static inline __attribute__((always_inline)) void *
 shadow_fast_leaf(shadow_word *_Atomic *top, uint64_t addr, uint64_t size)
 {
-	if (__builtin_expect((addr & (CELL_SIZE - 1)) + size > CELL_SIZE ||
-				     addr >= (1ULL << SHADOW_ADDR_BITS),
-			     0))
+	if (__builtin_expect(!shadow_fast_fits(addr, size), 0))
 		return NULL;
 	return atomic_load_explicit(&top[addr >> SHADOW_LEAF_SHIFT],
 				    memory_order_acquire);

@@ -291,9 +291,7 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 		 * the same two regions earlier.  A column walk re-reading a
 		 * matrix then misses in its data but not in its shadow.
 		 */
-		if (__builtin_expect(off + size > CELL_SIZE ||
-					     addr >= (1ULL << SHADOW_ADDR_BITS),
-				     0))
+		if (__builtin_expect(!shadow_fast_fits(addr, size), 0))
 			return full;
 		tag = rfilter_tag(cell, th->rgen);
 		have = rfilter_mask_of(th->rfilter, cell);
