@@ -33,7 +33,10 @@
  */
 #define SITE_OR_CALLER(site) ((site) ? (site) : SITE())
 
-/* Where the entry points without a frame are (report.c). */
+/*
+ * The section of the code above (rt_pc_in_access_code(): the report's
+ * frame walk and the signal wrapper look for it).
+ */
 #define VALOR_ACCESS_SECTION valor_access_text
 #define VALOR_ACCESS_SECTION_NAME "valor_access_text"
 
