@@ -44,6 +44,17 @@ bool rt_pc_in_access_code(uintptr_t pc)
 }
 
 /*
+ * An out-of-line access path starts: the thread @t is busy (load
+ * rt_cur_vt first, it is NULL from here on), and the site is noted for
+ * a report's frame walk (stackdepot.c).
+ */
+static inline void access_path_enter(struct rt_thread *t, uintptr_t site)
+{
+	rt_busy_inc(t);
+	t->access_site = site;
+}
+
+/*
  * What the inline check could not finish: with the thread busy, since
  * the engine may allocate or report.  Out of line, so that the check
  * itself needs no stack frame.
@@ -54,8 +65,7 @@ void on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
-	rt_busy_inc(t);
-	t->access_site = site;
+	access_path_enter(t, site);
 	/* The full path starts with the check again, cells kept per byte too. */
 	if (valor_o_fast_act(th, a, addr, size, p, w, site) == VALOR_FAST_MISS)
 		valor_access(th, addr, size, a == VALOR_FAST_FULL_WRITE, site);
@@ -74,8 +84,7 @@ void on_read_first(uintptr_t addr, size_t size, uintptr_t site, uint64_t w)
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 
-	rt_busy_inc(t);
-	t->access_site = site;
+	access_path_enter(t, site);
 	valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
 	rt_busy_dec(t);
 }
@@ -86,8 +95,7 @@ void on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
-	rt_busy_inc(t);
-	t->access_site = site;
+	access_path_enter(t, site);
 	valor_access(th, addr, size, is_write, site);
 	rt_busy_dec(t);
 }
@@ -100,8 +108,7 @@ on_hb_cell_general(struct hb_cell *c, uintptr_t addr, uint8_t m, bool is_write,
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
-	rt_busy_inc(t);
-	t->access_site = site;
+	access_path_enter(t, site);
 	hb_access_cell(th, c, addr >> CELL_SHIFT, m, is_write, site);
 	rt_busy_dec(t);
 }

@@ -263,6 +263,9 @@ static const char *show_reports(const struct run_reports *rep, char *buf,
 #define WR 1 /* kind_names[] index of write-read */
 #define RW 2 /* ... and of read-write */
 
+/* Every analysis, for the tests that run a program under each. */
+static const char *const analyses[] = { "valor", "fastrcd", "fasttrack" };
+
 /* ---- options and other errors stop the program before main ---------- */
 
 /*
@@ -493,8 +496,6 @@ TEST_F_TIMEOUT(errors, two_races_are_both_reported, 120)
  */
 TEST_F_TIMEOUT(errors, stack_names_the_caller_of_the_accessing_function, 120)
 {
-	static const char *const analyses[] = { "valor", "fastrcd",
-						"fasttrack" };
 	struct run_reports *rep = malloc(sizeof(*rep));
 	char bin[PATH_MAX], options[64], shown[4096];
 	struct run_result r;
@@ -507,7 +508,7 @@ TEST_F_TIMEOUT(errors, stack_names_the_caller_of_the_accessing_function, 120)
 			     "$P/wide_caller.c", "$S", NULL));
 	line = line_of(&self->e, "wide_caller.c", "the racy read");
 	ASSERT_LT(0, line);
-	for (int a = 0; a < 3; a++) {
+	for (size_t a = 0; a < sizeof(analyses) / sizeof(analyses[0]); a++) {
 		int seen = 0;
 
 		snprintf(options, sizeof(options), "analysis=%s", analyses[a]);
@@ -542,15 +543,13 @@ TEST_F_TIMEOUT(errors, stack_names_the_caller_of_the_accessing_function, 120)
  */
 TEST_F_TIMEOUT(errors, signal_handlers_interrupting_an_access_finish, 180)
 {
-	static const char *const analyses[] = { "valor", "fastrcd",
-						"fasttrack" };
 	char bin[PATH_MAX], options[64], status[64];
 	struct run_result r;
 
 	pathf(bin, sizeof(bin), "%s/signal_flag", self->e.out);
 	ASSERT_TRUE(valor_cc(_metadata, &self->e, "signal_flag", "-O1", "-o",
 			     "$O/signal_flag", "$P/signal_flag.c", NULL));
-	for (int a = 0; a < 3; a++) {
+	for (size_t a = 0; a < sizeof(analyses) / sizeof(analyses[0]); a++) {
 		snprintf(options, sizeof(options), "analysis=%s", analyses[a]);
 		run_with_options(_metadata, &self->e, bin, options, &r);
 		run_result_describe(&r, status, sizeof(status));

@@ -79,9 +79,7 @@ static inline void access_from_json(const struct json *a,
 	out->line = (int)json_num(json_get(frame, "line"), 0);
 	frame = json_at(json_get(a, "stack"), 1);
 	snprintf(out->caller, sizeof(out->caller), "%s",
-		 json_str(json_get(frame, "function")) ?
-			 json_str(json_get(frame, "function")) :
-			 "");
+		 json_str(json_get(frame, "function")) ?: "");
 	out->tid = (uint64_t)json_num(json_get(a, "tid"), 0);
 }
 
