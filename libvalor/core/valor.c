@@ -690,20 +690,46 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	shadow_word *leaf = NULL;
 	unsigned nsplit = 0;
 	uint32_t kept = 0;
+	/*
+	 * An empty log at a region end (a lock held briefly) costs nothing:
+	 * a short log clears the words its own entries set, not all of them
+	 * (a word an entry that left the log set may stay: a filter may
+	 * say "maybe" too often, never "no" wrongly).  A reset keeps no
+	 * entry, so that is done on the way.
+	 */
+	bool clear_each = reset && th->rlog_n <= RBLOOM_BITS / 64 / 8;
 
 	rfilter_invalidate(th);
 	th->rlog_shape++;
 	th->st.validations++;
 	for (uint32_t i = 0; i < th->rlog_n; i++) {
-		struct rlog_entry e = th->rlog[i];
-		uint64_t ti = e.cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
+		const struct rlog_entry *ep = &th->rlog[i];
+		uint64_t ti = ep->cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
+		struct rlog_entry e;
 
+		if (clear_each)
+			th->rbloom[(rlog_group(ep->cell) / 64) %
+				   (RBLOOM_BITS / 64)] = 0;
 		/* Logs run along arrays: one leaf lookup per run. */
 		if (ti != leaf_index) {
 			leaf_index = ti;
 			leaf = atomic_load_explicit(&th->ctx->shadow.top[ti],
 						    memory_order_acquire);
 		}
+		/*
+		 * Most entries of a short region are one cell nobody wrote
+		 * since: one load and one compare, what validate_entry()
+		 * would conclude after copying and walking the entry.
+		 */
+		if (likely(leaf && ep->mask && !(ep->more[0] | ep->more[1]) &&
+			   atomic_load_explicit(
+				   &leaf[ep->cell & (SHADOW_LEAF_WORDS - 1)],
+				   memory_order_acquire) == ep->snapshot)) {
+			if (!reset)
+				th->rlog[kept++] = *ep;
+			continue;
+		}
+		e = *ep;
 		validate_entry(th, &e, leaf, !reset, split, &nsplit);
 		if (!reset && !rlog_entry_empty(&e))
 			th->rlog[kept++] = e;
@@ -711,15 +737,9 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	/* Room: kept <= rlog_n and rlog_n + VALIDATE_SPLITS <= rlog_cap. */
 	for (unsigned i = 0; i < nsplit; i++)
 		th->rlog[kept++] = split[i];
-	/*
-	 * An empty log at a region end (a lock held briefly) costs nothing:
-	 * a short log clears the words its own entries set, not all of them
-	 * (a word an entry that left the log set may stay: a filter may
-	 * say "maybe" too often, never "no" wrongly).
-	 */
-	if (!kept && th->rlog_n > RBLOOM_BITS / 64 / 8) {
+	if (!kept && !clear_each && th->rlog_n > RBLOOM_BITS / 64 / 8) {
 		memset(th->rbloom, 0, RBLOOM_BITS / 8);
-	} else if (!kept) {
+	} else if (!kept && !clear_each) {
 		for (uint32_t i = 0; i < th->rlog_n; i++) {
 			uint64_t g = rlog_group(th->rlog[i].cell);
 
