@@ -55,6 +55,13 @@ void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 		hb_forget(th, addr, size);
 }
 
+void valor_hint_dense(struct valor_thread *th, uintptr_t addr, size_t size)
+{
+	if (unlikely(th->exited || !shadow_addr_ok(addr, size)))
+		return;
+	shadow_advise_dense(&th->ctx->shadow, addr, size);
+}
+
 int valor_move(struct valor_thread *th, uintptr_t from, uintptr_t to,
 	       size_t size)
 {

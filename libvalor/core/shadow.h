@@ -51,6 +51,13 @@ struct shadow {
 int shadow_init(struct shadow *s, unsigned record_shift, bool huge);
 void shadow_fini(struct shadow *s);
 shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index);
+/*
+ * [@addr, @addr + @size) is a new block large enough to be used whole
+ * (SHADOW_DENSE_MIN): its records may take huge pages.
+ */
+void shadow_advise_dense(struct shadow *s, uint64_t addr, uint64_t size);
+
+#define SHADOW_DENSE_MIN (4UL << 20)
 
 static inline int shadow_addr_ok(uint64_t addr, uint64_t size)
 {

@@ -34,6 +34,7 @@
 static void block_new(struct rt_thread *t, void *p, size_t size, uintptr_t pc)
 {
 	valor_forget(t->vt, (uintptr_t)p, size);
+	valor_hint_dense(t->vt, (uintptr_t)p, size);
 	rt_heap_record((uintptr_t)p, size, rt_stack_capture(pc, 0), t->id);
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <valor/engine.h>
 #include <valor/replay.h>
@@ -865,6 +866,63 @@ TEST(reread_of_logged_bytes_is_reported_at_validation)
 	EXPECT_EQ(2, s.v[1].first.site);
 	EXPECT_EQ(4, s.v[1].second.site);
 	EXPECT_EQ(0, valor_region_end(t2));
+	valor_ctx_free(ctx);
+}
+
+/*
+ * KiB of this process's mappings the kernel was advised to back with
+ * huge pages (the "hg" flag in smaps); -1 if smaps cannot be read.
+ */
+static long huge_advised_kib(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	long total = 0, size = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Size: %ld kB", &size) == 1)
+			continue;
+		if (!strncmp(line, "VmFlags:", 8) && strstr(line, " hg"))
+			total += size;
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * The dense hint puts a large block's records on huge pages (advice the
+ * kernel keeps in the mapping's flags), leaves a block under 4 MiB
+ * alone, and changes no verdict.
+ */
+TEST(dense_hint_advises_huge_pages_for_large_blocks_only)
+{
+	const uintptr_t block = 0x40000000;
+	struct valor_params p = { 0 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx;
+	long before;
+
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK))
+		SKIP(return, "the kernel has no transparent huge pages");
+	ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	before = huge_advised_kib();
+	ASSERT_LE(0, before);
+	valor_hint_dense(t1, block, (4 << 20) - 8);
+	EXPECT_EQ(before, huge_advised_kib());
+	valor_hint_dense(t1, block, 8 << 20);
+	/* At least the 2 MiB pages wholly inside 8 MiB of records. */
+	EXPECT_LE(before + 4096, huge_advised_kib());
+
+	EXPECT_EQ(0, valor_access(t1, block + (6 << 20), 8, true, 1));
+	EXPECT_EQ(1, valor_access(t2, block + (6 << 20), 8, true, 2));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
 	valor_ctx_free(ctx);
 }
 

@@ -273,6 +273,17 @@ int valor_free(struct valor_thread *th, uintptr_t addr, size_t size,
 void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size);
 
 /**
+ * valor_hint_dense() - the @size bytes at @addr are a new block that the
+ * program will most likely use whole
+ *
+ * A hint for the shadow's layout, with no effect on any verdict: the
+ * records of a block of 4 MiB or more go on huge pages where the kernel
+ * has them.  For what the program allocated itself (malloc), not for
+ * mappings, which are often reserved large and used sparsely.
+ */
+void valor_hint_dense(struct valor_thread *th, uintptr_t addr, size_t size);
+
+/**
  * valor_move() - @th moved @size bytes of memory from @from to @to
  *
  * For mremap(): the data keeps its history at its new address (LARD's
