@@ -115,7 +115,10 @@ static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
 	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
 }
 
-/* An access of @size bytes at @addr is within one cell, and analysed. */
+/*
+ * An access of @size bytes at @addr is within one cell, and analysed;
+ * false too for a 2- or 4-byte access not aligned to its size.
+ */
 static inline __attribute__((always_inline)) bool
 shadow_fast_fits(uint64_t addr, uint64_t size)
 {
@@ -126,6 +129,9 @@ shadow_fast_fits(uint64_t addr, uint64_t size)
 		return !(addr & (high | (CELL_SIZE - 1)));
 	if (__builtin_constant_p(size) && size == 1)
 		return !(addr & high);
+	/* Misaligned within a cell is rare enough for the slow path. */
+	if (__builtin_constant_p(size) && (size == 2 || size == 4))
+		return !(addr & (high | (size - 1)));
 	return (addr & (CELL_SIZE - 1)) + size <= CELL_SIZE && !(addr & high);
 }
 

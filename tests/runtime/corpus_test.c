@@ -83,6 +83,7 @@
 	X(mmap_reuse, "c")                 \
 	X(mremap_move, "c")                \
 	X(mutex_kinds, "c")                \
+	X(packed_fields_racy, "c")         \
 	X(publish_relaxed, "c")            \
 	X(publish_release_acquire, "c")    \
 	X(pthread_once, "c")               \
