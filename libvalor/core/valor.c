@@ -55,9 +55,6 @@ static inline uint64_t ver_distance(uint64_t now, uint64_t then)
 
 static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 			     uint64_t site);
-static void wlog_append_bytes(struct valor_thread *th, uint64_t cell,
-			      uint8_t mask, uint64_t ver, uint64_t site);
-
 /* Versions a report looks for: (then, now], or any when @any. */
 struct ver_window {
 	bool any;
@@ -1103,38 +1100,6 @@ void valor_o_region_end(struct valor_thread *th)
 	valor_o_validate(th, true);
 	release_write_set(th);
 	th->ordered = false;
-}
-
-/*
- * Bytes @mask of @cell caught up with the version this region gave the
- * rest of it.  A thread filling a cell byte by byte does this seven
- * times; when its newest entry is that cell's, from the same site, the
- * entry takes the bytes instead of seven more entries filling the log.
- */
-static void wlog_append_bytes(struct valor_thread *th, uint64_t cell,
-			      uint8_t mask, uint64_t ver, uint64_t site)
-{
-	struct valor_ctx *ctx = th->ctx;
-	struct slot *s = &ctx->slots[th->slot];
-	uint64_t head =
-		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	struct wlog_entry *e = wlog_at(s, head - 1);
-	uint64_t what;
-
-	if (head == th->region_start ||
-	    atomic_load_explicit(&e->cell, memory_order_relaxed) != cell + 1 ||
-	    e->site != site) {
-		wlog_append(th, cell, mask, ver, site);
-		return;
-	}
-	what = atomic_load_explicit(&e->what, memory_order_relaxed);
-	if ((what & WLOG_FREE) || (what & VW_VER_MASK) != (ver & VW_VER_MASK)) {
-		wlog_append(th, cell, mask, ver, site);
-		return;
-	}
-	atomic_store_explicit(&e->what,
-			      what | (uint64_t)mask << WLOG_MASK_SHIFT,
-			      memory_order_relaxed);
 }
 
 static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,

@@ -222,28 +222,83 @@ wlog_append(struct valor_thread *th, uint64_t cell, uint8_t mask, uint64_t ver,
 }
 
 /*
- * A region's first write of a whole cell that no region owns, with no
- * byte behind: what array sweeps between barriers do to every cell.
- * The transition write_cell_at() would make, without its two calls;
- * anything else (part of a cell, bytes behind, an owner, a refined
- * cell, a word changed under us) goes to valor_o_write_cell().
+ * Bytes @mask of @cell caught up with the version this region gave the
+ * rest of it.  A thread filling a cell byte by byte does this seven
+ * times; when its newest entry is that cell's, from the same site, the
+ * entry takes the bytes instead of seven more entries filling the log.
+ */
+static inline __attribute__((always_inline)) void
+wlog_append_bytes(struct valor_thread *th, uint64_t cell, uint8_t mask,
+		  uint64_t ver, uint64_t site)
+{
+	struct valor_ctx *ctx = th->ctx;
+	struct slot *s = &ctx->slots[th->slot];
+	uint64_t head =
+		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	struct wlog_entry *e = wlog_at(s, head - 1);
+	uint64_t what;
+
+	if (head == th->region_start ||
+	    atomic_load_explicit(&e->cell, memory_order_relaxed) != cell + 1 ||
+	    e->site != site) {
+		wlog_append(th, cell, mask, ver, site);
+		return;
+	}
+	what = atomic_load_explicit(&e->what, memory_order_relaxed);
+	if ((what & WLOG_FREE) || (what & VW_VER_MASK) != (ver & VW_VER_MASK)) {
+		wlog_append(th, cell, mask, ver, site);
+		return;
+	}
+	atomic_store_explicit(&e->what,
+			      what | (uint64_t)mask << WLOG_MASK_SHIFT,
+			      memory_order_relaxed);
+}
+
+/*
+ * A region's first write of a cell, inline: the two transitions of
+ * write_cell_at() that array sweeps between barriers make, without its
+ * two calls.
+ *  - Bytes of a cell no region owns, with no byte behind: they lead at
+ *    the next version, the rest (if any) stays one behind (behind the
+ *    first version: never written).
+ *  - More bytes of a cell this region owns, whose bytes behind are
+ *    exactly one write behind (an int array's second half): they catch
+ *    up, at no new version.
+ * Anything else (bytes further behind, an owner, a refined cell, a word
+ * changed under us) goes to valor_o_write_cell().
  */
 static inline __attribute__((always_inline)) int
 valor_o_write_whole(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		    uint64_t w, uint8_t m, uint64_t site)
 {
-	uint64_t nw;
+	uint64_t ver = vw_ver(w), nw;
+	uint8_t nm = w & VW_NMASK, left = nm & ~m;
+	unsigned gap = vw_gap(w);
 
-	if (m != 0xff || (w & (VW_ACTIVE | VW_NMASK)))
-		return valor_o_write_cell(th, p, cell, m, site);
-	wlog_make_room(th);
-	nw = vw_make(vw_ver(w) + 1, th->slot, true, 0, 0);
-	if (!atomic_compare_exchange_strong_explicit(
-		    p, &w, nw, memory_order_acq_rel, memory_order_acquire))
-		return valor_o_write_cell(th, p, cell, m, site);
-	th->st.version_bumps++;
-	wlog_append(th, cell, m, vw_ver(nw), site);
-	return 0;
+	if (!(w & VW_ACTIVE) && !nm) {
+		wlog_make_room(th);
+		nw = vw_make(ver + 1, th->slot, true, ~m & 0xff,
+			     m != 0xff && ver ? 1 : 0);
+		if (!atomic_compare_exchange_strong_explicit(
+			    p, &w, nw, memory_order_acq_rel,
+			    memory_order_acquire))
+			return valor_o_write_cell(th, p, cell, m, site);
+		th->st.version_bumps++;
+		wlog_append(th, cell, m, ver + 1, site);
+		return 0;
+	}
+	if ((w & VW_ACTIVE) && vw_slot(w) == th->slot && !vw_refined(w) &&
+	    (m & nm) && (gap == 1 || (gap == 0 && ver == 1))) {
+		wlog_make_room(th);
+		nw = vw_make(ver, th->slot, true, left, left ? gap : 0);
+		if (!atomic_compare_exchange_strong_explicit(
+			    p, &w, nw, memory_order_acq_rel,
+			    memory_order_acquire))
+			return valor_o_write_cell(th, p, cell, m, site);
+		wlog_append_bytes(th, cell, m & nm, ver, site);
+		return 0;
+	}
+	return valor_o_write_cell(th, p, cell, m, site);
 }
 
 #define VALOR_FAST_MISS (-1)
