@@ -6,12 +6,12 @@
  * is open; T1 reads the short, T2 then writes it, and T1's region is
  * still open.  The bytes around them are each written by one thread.
  *
- * VALOR-EXPECT: conflict kind=write-read lines=43,59 analyses=valor,fastrcd,fasttrack memory=global
- * VALOR-EXPECT: conflict kind=read-write lines=46,62 analyses=valor,fastrcd,fasttrack memory=global
+ * VALOR-EXPECT: conflict kind=write-read lines=44,60 analyses=valor,fastrcd,fasttrack memory=global
+ * VALOR-EXPECT: conflict kind=read-write lines=47,63 analyses=valor,fastrcd,fasttrack memory=global
  *
- * Why: the int (43) is unordered with T2's read of it (59), and T1's
+ * Why: the int (44) is unordered with T2's read of it (60), and T1's
  * region is still going when T2 reads: write-read.  T1 reads the short
- * (46) in the region that T2's write of it (62) meets before T1's
+ * (47) in the region that T2's write of it (63) meets before T1's
  * region ends: read-write, found when T1 validates.  The runtime's
  * inline check takes only 2- and 4-byte accesses aligned to their size;
  * these (clang's unaligned 2- and 4-byte calls; gcc makes them ranges)
