@@ -44,14 +44,27 @@ bool rt_pc_in_access_code(uintptr_t pc)
 }
 
 /*
- * An out-of-line access path starts: the thread @t is busy (load
+ * An out-of-line access path starts: the thread @t becomes busy (load
  * rt_cur_vt first, it is NULL from here on), and the site is noted for
- * a report's frame walk (stackdepot.c).
+ * a report's frame walk (stackdepot.c).  Every such path is called by
+ * the inline check, which ran because rt_cur_vt was set: @t is the
+ * calling thread's, not busy and not finished, so entering and leaving
+ * need none of rt_busy_inc()'s and rt_busy_dec()'s tests (a signal
+ * handler in between leaves the count as it found it).
  */
 static inline void access_path_enter(struct rt_thread *t, uintptr_t site)
 {
-	rt_busy_inc(t);
+	t->busy = 1;
+	rt_cur_vt = NULL;
 	t->access_site = site;
+}
+
+/* ... and ends: @th is what rt_cur_vt was at the start. */
+static inline void access_path_leave(struct rt_thread *t,
+				     struct valor_thread *th)
+{
+	t->busy = 0;
+	rt_cur_vt = th;
 }
 
 /*
@@ -69,7 +82,7 @@ void on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 	/* The full path starts with the check again, cells kept per byte too. */
 	if (valor_o_fast_act(th, a, addr, size, p, w, site) == VALOR_FAST_MISS)
 		valor_access(th, addr, size, a == VALOR_FAST_FULL_WRITE, site);
-	rt_busy_dec(t);
+	access_path_leave(t, th);
 }
 
 /*
@@ -78,15 +91,14 @@ void on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
  * (the newest entry or a sweep's group entry takes the bytes, or a new
  * entry does).
  */
-void on_read_first(uintptr_t addr, size_t size, uintptr_t site, uint64_t w)
+void on_read_first(uintptr_t addr, uint8_t m, uintptr_t site, uint64_t w)
 {
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
-	uint8_t m = (uint8_t)(((1U << size) - 1) << (addr & (CELL_SIZE - 1)));
 
 	access_path_enter(t, site);
 	valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
-	rt_busy_dec(t);
+	access_path_leave(t, th);
 }
 
 /* FastRCD and FastTrack: every access is the engine's. */
@@ -97,7 +109,7 @@ void on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site)
 
 	access_path_enter(t, site);
 	valor_access(th, addr, size, is_write, site);
-	rt_busy_dec(t);
+	access_path_leave(t, th);
 }
 
 /* FastRCD and FastTrack: what hb_try_cell() could not do. */
@@ -110,7 +122,7 @@ on_hb_cell_general(struct hb_cell *c, uintptr_t addr, uint8_t m, bool is_write,
 
 	access_path_enter(t, site);
 	hb_access_cell(th, c, addr >> CELL_SHIFT, m, is_write, site);
-	rt_busy_dec(t);
+	access_path_leave(t, th);
 }
 
 /*

@@ -49,7 +49,7 @@ RT_HIDDEN __attribute__((noinline)) void
 on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 	       enum valor_fast_action a, shadow_word *p, uint64_t w);
 RT_HIDDEN __attribute__((noinline)) void
-on_read_first(uintptr_t addr, size_t size, uintptr_t site, uint64_t w);
+on_read_first(uintptr_t addr, uint8_t m, uintptr_t site, uint64_t w);
 RT_HIDDEN __attribute__((noinline)) void
 on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site);
 RT_HIDDEN __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
@@ -91,8 +91,12 @@ on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 			       &p, &w);
 	if (likely(a == VALOR_FAST_DONE))
 		return;
+	/* The bytes the check looked at (it computes the same mask). */
 	if (a == VALOR_FAST_LOG)
-		on_read_first(addr, size, SITE_OR_CALLER(site), w);
+		on_read_first(addr,
+			      (uint8_t)(((1U << size) - 1)
+					<< (addr & (CELL_SIZE - 1))),
+			      SITE_OR_CALLER(site), w);
 	else
 		on_access_slow(addr, size, SITE_OR_CALLER(site), a, p, w);
 }
