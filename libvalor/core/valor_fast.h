@@ -268,7 +268,7 @@ wlog_append_bytes(struct valor_thread *th, uint64_t cell, uint8_t mask,
  * changed under us) goes to valor_o_write_cell().
  */
 static inline __attribute__((always_inline)) int
-valor_o_write_whole(struct valor_thread *th, shadow_word *p, uint64_t cell,
+valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		    uint64_t w, uint8_t m, uint64_t site)
 {
 	uint64_t ver = vw_ver(w), nw;
@@ -418,7 +418,7 @@ valor_o_fast_act(struct valor_thread *th, enum valor_fast_action a,
 	case VALOR_FAST_LOG:
 		return valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
 	case VALOR_FAST_WRITE:
-		return valor_o_write_whole(th, p, addr >> CELL_SHIFT, w, m,
+		return valor_o_write_first(th, p, addr >> CELL_SHIFT, w, m,
 					   site);
 	default:
 		return VALOR_FAST_MISS;
