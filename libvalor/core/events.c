@@ -57,7 +57,9 @@ void valor_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 
 void valor_hint_dense(struct valor_thread *th, uintptr_t addr, size_t size)
 {
-	if (unlikely(th->exited || !shadow_addr_ok(addr, size)))
+	/* Most blocks are small: nothing to look at. */
+	if (size < SHADOW_DENSE_MIN || th->exited ||
+	    !shadow_addr_ok(addr, size))
 		return;
 	shadow_advise_dense(&th->ctx->shadow, addr, size);
 }

@@ -298,14 +298,12 @@ static int write_cell_at(struct valor_thread *th, shadow_word *p, uint64_t cell,
 			return 0;
 		}
 		if (active && slot == me) {
-			uint8_t left = nm & ~m;
-
 			if (!(m & nm))
 				return 0;
 			/* Bytes exactly one write behind catch up. */
-			if (gap != 1 && !(gap == 0 && ver == 1))
+			if (!vw_one_behind(w))
 				goto split;
-			nw = vw_make(ver, me, true, left, left ? gap : 0);
+			nw = vw_after_catch_up(w, m);
 			if (atomic_compare_exchange_weak(p, &w, nw)) {
 				wlog_append_bytes(th, cell, m & nm, ver, site);
 				return 0;
@@ -315,11 +313,7 @@ static int write_cell_at(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		if (active)
 			goto split; /* another thread's region owns it */
 		if (!nm) {
-			if (m == 0xff)
-				nw = vw_make(ver + 1, me, true, 0, 0);
-			else
-				nw = vw_make(ver + 1, me, true, ~m & 0xff,
-					     ver ? 1 : 0);
+			nw = vw_after_first_write(w, me, m);
 		} else if (m == (~nm & 0xff)) {
 			/* The same bytes again; the rest stays behind. */
 			if (gap == VW_GAP_EVEN)
@@ -330,7 +324,7 @@ static int write_cell_at(struct valor_thread *th, shadow_word *p, uint64_t cell,
 				nw = vw_make(ver + 1, me, true, nm, gap + 1);
 			else
 				goto split;
-		} else if (m == nm && (gap == 1 || (gap == 0 && ver == 1))) {
+		} else if (m == nm && vw_one_behind(w)) {
 			/* The bytes behind catch up: they lead, the rest is even. */
 			nw = vw_make(ver, me, true, ~m & 0xff, VW_GAP_EVEN);
 		} else if (m == nm && gap == VW_GAP_EVEN) {

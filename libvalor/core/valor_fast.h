@@ -257,13 +257,10 @@ wlog_append_bytes(struct valor_thread *th, uint64_t cell, uint8_t mask,
 /*
  * A region's first write of a cell, inline: the two transitions of
  * write_cell_at() that array sweeps between barriers make, without its
- * two calls.
- *  - Bytes of a cell no region owns, with no byte behind: they lead at
- *    the next version, the rest (if any) stays one behind (behind the
- *    first version: never written).
- *  - More bytes of a cell this region owns, whose bytes behind are
- *    exactly one write behind (an int array's second half): they catch
- *    up, at no new version.
+ * two calls: bytes of a cell no region owns, with no byte behind
+ * (vw_after_first_write()), and more bytes of a cell this region owns
+ * whose bytes behind are one write behind, an int array's second half
+ * (vw_after_catch_up()).
  * Anything else (bytes further behind, an owner, a refined cell, a word
  * changed under us) goes to valor_o_write_cell().
  */
@@ -272,13 +269,11 @@ valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		    uint64_t w, uint8_t m, uint64_t site)
 {
 	uint64_t ver = vw_ver(w), nw;
-	uint8_t nm = w & VW_NMASK, left = nm & ~m;
-	unsigned gap = vw_gap(w);
+	uint8_t nm = w & VW_NMASK;
 
 	if (!(w & VW_ACTIVE) && !nm) {
 		wlog_make_room(th);
-		nw = vw_make(ver + 1, th->slot, true, ~m & 0xff,
-			     m != 0xff && ver ? 1 : 0);
+		nw = vw_after_first_write(w, th->slot, m);
 		if (!atomic_compare_exchange_strong_explicit(
 			    p, &w, nw, memory_order_acq_rel,
 			    memory_order_acquire))
@@ -288,9 +283,9 @@ valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		return 0;
 	}
 	if ((w & VW_ACTIVE) && vw_slot(w) == th->slot && !vw_refined(w) &&
-	    (m & nm) && (gap == 1 || (gap == 0 && ver == 1))) {
+	    (m & nm) && vw_one_behind(w)) {
 		wlog_make_room(th);
-		nw = vw_make(ver, th->slot, true, left, left ? gap : 0);
+		nw = vw_after_catch_up(w, m);
 		if (!atomic_compare_exchange_strong_explicit(
 			    p, &w, nw, memory_order_acq_rel,
 			    memory_order_acquire))

@@ -56,6 +56,35 @@ static inline uint64_t vw_make(uint64_t ver, uint32_t slot, bool active,
 	       ((uint64_t)slot << VW_SLOT_SHIFT) | nmask;
 }
 
+/* The bytes behind in @w are exactly one write behind the rest. */
+static inline bool vw_one_behind(uint64_t w)
+{
+	return vw_gap(w) == 1 || (vw_gap(w) == 0 && vw_ver(w) == 1);
+}
+
+/*
+ * Region slot @me writes bytes @m of a cell no region owns, none of
+ * whose bytes is behind: they lead at the next version, the rest (if
+ * any) stays one behind (behind the first version: never written).
+ */
+static inline uint64_t vw_after_first_write(uint64_t w, uint32_t me, uint8_t m)
+{
+	uint64_t ver = vw_ver(w);
+
+	return vw_make(ver + 1, me, true, ~m & 0xff, m != 0xff && ver ? 1 : 0);
+}
+
+/*
+ * Bytes @m of a cell the writing region owns, whose bytes behind are
+ * one write behind (vw_one_behind()), catch up: no new version.
+ */
+static inline uint64_t vw_after_catch_up(uint64_t w, uint8_t m)
+{
+	uint8_t left = w & VW_NMASK & ~m;
+
+	return vw_make(vw_ver(w), vw_slot(w), true, left, left ? vw_gap(w) : 0);
+}
+
 static inline shadow_word *vw_block(uint64_t w)
 {
 	return (shadow_word *)(uintptr_t)(w >> 8);
