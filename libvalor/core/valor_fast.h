@@ -31,19 +31,42 @@
 void rlog_make_room(struct valor_thread *th);
 
 /*
+ * Whether bytes @m, read at the word @snap, are at the version they had
+ * in the word @then, all of whose bytes are at one version: then an
+ * entry at @then can take them, since validation compares a byte's
+ * version and nothing else it snapshot.  The case that matters: a
+ * read-modify-write of the halves of an int array (read one, write it,
+ * read the other), whose second read finds the other half behind the
+ * region's own write at the version the first read saw; one entry per
+ * cell instead of one per half.
+ */
+static inline __attribute__((always_inline)) bool
+rlog_same_version(uint64_t then, uint64_t snap, uint8_t m)
+{
+	uint8_t behind = snap & VW_NMASK;
+
+	return !(then & VW_NMASK) && !vw_refined(snap) && !(m & ~behind) &&
+	       vw_byte(snap, (unsigned)__builtin_ctz(m)).ver == vw_ver(then);
+}
+
+/*
  * More bytes of the cell the newest entry is for, at the same word (a
- * byte-by-byte scan): the entry takes them.
+ * byte-by-byte scan), or read by the same site at the version the entry
+ * saw them at (so that a report still names the read): the entry takes
+ * them.
  */
 static inline __attribute__((always_inline)) bool
 rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t snap,
-		 uint8_t m)
+		 uint8_t m, uint64_t site)
 {
 	struct rlog_entry *e;
 
 	if (!th->rlog_n)
 		return false;
 	e = &th->rlog[th->rlog_n - 1];
-	if (e->cell != cell || e->snapshot != snap)
+	if (e->cell != cell ||
+	    (e->snapshot != snap &&
+	     (e->site != site || !rlog_same_version(e->snapshot, snap, m))))
 		return false;
 	e->mask |= m;
 	return true;
@@ -84,7 +107,7 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	struct rlog_entry *e;
 	uint32_t *slot;
 
-	if (rlog_join_newest(th, cell, snap, m) ||
+	if (rlog_join_newest(th, cell, snap, m, site) ||
 	    rlog_join_group(th, cell, snap, m, site, &slot))
 		return;
 	if (unlikely(th->rlog_n == th->rlog_cap))

@@ -870,6 +870,69 @@ TEST(reread_of_logged_bytes_is_reported_at_validation)
 }
 
 /*
+ * A read-modify-write of the two ints of a cell (read one, write it,
+ * read the other, write it: a loop updating an int array) logs the cell
+ * once when one site reads both, written before or never: the second
+ * read finds its half at the version the first read saw.  That entry
+ * still finds another thread's write of the second half, and names the
+ * read; a read of it by another site keeps an entry of its own.
+ */
+TEST(read_modify_write_of_halves_logs_the_cell_once)
+{
+	struct valor_params p = { 0 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	uint64_t n;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	EXPECT_EQ(0, valor_access(t1, X, 8, true, 1));
+	EXPECT_EQ(0, valor_region_end(t1));
+
+	n = reads_logged(ctx);
+	for (uint64_t cell = X; cell <= X + 8; cell += 8) {
+		for (uint64_t half = cell; half < cell + 8; half += 4) {
+			EXPECT_EQ(0, valor_access(t1, half, 4, false, 2));
+			EXPECT_EQ(0, valor_access(t1, half, 4, true, 3));
+		}
+		EXPECT_EQ(n + 1, reads_logged(ctx));
+		n++;
+	}
+	EXPECT_EQ(0, valor_region_end(t1));
+	EXPECT_EQ(0, s.n);
+
+	n = reads_logged(ctx);
+	EXPECT_EQ(0, valor_access(t1, X + 16, 4, false, 4));
+	EXPECT_EQ(0, valor_access(t1, X + 16, 4, true, 5));
+	EXPECT_EQ(0, valor_access(t1, X + 20, 4, false, 4));
+	EXPECT_EQ(n + 1, reads_logged(ctx));
+	EXPECT_EQ(0, valor_access(t1, X + 24, 4, false, 6));
+	EXPECT_EQ(0, valor_access(t1, X + 24, 4, true, 7));
+	EXPECT_EQ(0, valor_access(t1, X + 28, 4, false, 8));
+	EXPECT_EQ(n + 3, reads_logged(ctx));
+	/* Other bytes than t1 owns: no conflict until t1's region ends. */
+	EXPECT_EQ(0, valor_access(t2, X + 20, 4, true, 9));
+	EXPECT_EQ(0, valor_access(t2, X + 28, 4, true, 10));
+	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(2, valor_region_end(t1));
+	ASSERT_EQ(2, s.n);
+	for (unsigned i = 0; i < 2; i++) {
+		EXPECT_EQ(VALOR_CONFLICT_RW, s.v[i].kind);
+		EXPECT_EQ(4, s.v[i].size);
+	}
+	EXPECT_EQ(X + 20, s.v[0].addr);
+	EXPECT_EQ(4, s.v[0].first.site);
+	EXPECT_EQ(9, s.v[0].second.site);
+	EXPECT_EQ(X + 28, s.v[1].addr);
+	EXPECT_EQ(8, s.v[1].first.site);
+	EXPECT_EQ(10, s.v[1].second.site);
+	EXPECT_EQ(0, valor_region_end(t2));
+	valor_ctx_free(ctx);
+}
+
+/*
  * KiB of this process's mappings the kernel was advised to back with
  * huge pages (the "hg" flag in smaps); -1 if smaps cannot be read.
  */
