@@ -159,11 +159,28 @@ static inline struct wlog_entry *wlog_at(struct slot *s, uint64_t i)
 struct rlog_entry {
 	uint64_t snapshot; /* cell word (or byte word) when read */
 	uint64_t site;
-	uint64_t cell : 56; /* cell index */
-	uint64_t mask : 8; /* bytes of the cell read */
+	union {
+		struct {
+			uint64_t cell : 56; /* cell index */
+			uint64_t mask : 8; /* bytes of the cell read */
+		};
+		/*
+		 * Both as one word, for the paths that add bytes to an entry
+		 * and soon load its cell again: a byte store into the mask
+		 * would stall that load (no store forwarding to a wider load).
+		 */
+		uint64_t cell_mask;
+	};
 	/* bits 2k, 2k + 1: bytes 0-3, 4-7 of cell (group start + k) read */
 	uint64_t more[2];
 };
+
+#define RLOG_MASK_SHIFT 56
+
+static inline void rlog_mask_add(struct rlog_entry *e, uint8_t m)
+{
+	e->cell_mask |= (uint64_t)m << RLOG_MASK_SHIFT;
+}
 
 #define RLOG_GROUP_SHIFT 6
 #define RLOG_GROUP_CELLS (1U << RLOG_GROUP_SHIFT)

@@ -68,7 +68,7 @@ rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t snap,
 	    (e->snapshot != snap &&
 	     (e->site != site || !rlog_same_version(e->snapshot, snap, m))))
 		return false;
-	e->mask |= m;
+	rlog_mask_add(e, m);
 	return true;
 }
 
@@ -92,7 +92,7 @@ rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t snap,
 	    e->site != site)
 		return false;
 	if (e->cell == cell)
-		e->mask |= m;
+		rlog_mask_add(e, m);
 	else
 		rlog_more_add(e, cell & (RLOG_GROUP_CELLS - 1), m);
 	return true;
@@ -115,10 +115,9 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	th->rbloom[(group / 64) % (RBLOOM_BITS / 64)] |= 1ULL << (group % 64);
 	th->st.reads_logged++;
 	e = &th->rlog[th->rlog_n++];
-	e->cell = cell;
+	e->cell_mask = cell | (uint64_t)m << RLOG_MASK_SHIFT;
 	e->snapshot = snap;
 	e->site = site;
-	e->mask = m;
 	e->more[0] = e->more[1] = 0;
 	*slot = th->rlog_n;
 }
@@ -409,7 +408,7 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 	    th->rlog[th->rlog_n - 1].cell == cell &&
 	    th->rlog[th->rlog_n - 1].snapshot == *w) {
 		if (*rfilter_tag_of(th->rfilter, cell) == tag) {
-			th->rlog[th->rlog_n - 1].mask |= m;
+			rlog_mask_add(&th->rlog[th->rlog_n - 1], m);
 			*rfilter_mask_of(th->rfilter, cell) |= m;
 			return VALOR_FAST_DONE;
 		}
