@@ -168,6 +168,8 @@ struct rlog_entry {
 		 * Both as one word, for the paths that add bytes to an entry
 		 * and soon load its cell again: a byte store into the mask
 		 * would stall that load (no store forwarding to a wider load).
+		 * The x86-64 and AArch64 ABIs lay bitfields out from the
+		 * least significant bit: the mask is the top byte.
 		 */
 		uint64_t cell_mask;
 	};

@@ -31,22 +31,30 @@
 void rlog_make_room(struct valor_thread *th);
 
 /*
- * Whether bytes @m, read at the word @snap, are at the version they had
- * in the word @then, all of whose bytes are at one version: then an
- * entry at @then can take them, since validation compares a byte's
- * version and nothing else it snapshot.  The case that matters: a
+ * Whether bytes @m, read at the word @snap, are at the version all bytes
+ * of the word @then are at: then an entry at @then can take them, since
+ * validation compares a byte's version and nothing else of the snapshot
+ * (not its writer, not whether it was owned: a read of bytes another
+ * region owned is reported when it happens).  Two cases matter: a
  * read-modify-write of the halves of an int array (read one, write it,
  * read the other), whose second read finds the other half behind the
- * region's own write at the version the first read saw; one entry per
- * cell instead of one per half.
+ * region's own write at the version the first read saw; and a sweep
+ * over an array that several threads wrote, once each, in the previous
+ * phase (radix sort's keys, an FFT's rows), whose cells share a version
+ * but not a writer.
  */
 static inline __attribute__((always_inline)) bool
 rlog_same_version(uint64_t then, uint64_t snap, uint8_t m)
 {
 	uint8_t behind = snap & VW_NMASK;
 
-	return !(then & VW_NMASK) && !vw_refined(snap) && !(m & ~behind) &&
-	       vw_byte(snap, (unsigned)__builtin_ctz(m)).ver == vw_ver(then);
+	if ((then & VW_NMASK) || vw_refined(snap))
+		return false;
+	if ((m & ~behind) && vw_ver(snap) != vw_ver(then))
+		return false;
+	return !(m & behind) ||
+	       vw_byte(snap, (unsigned)__builtin_ctz(m & behind)).ver ==
+		       vw_ver(then);
 }
 
 /*
@@ -74,8 +82,9 @@ rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t snap,
 
 /*
  * Halves of a cell read at the word @snap, where the same site read its
- * group at that word before (a sweep over an array): that entry takes
- * them.  *@slot is where a new entry for the group and site goes.
+ * group at that word, or at the same version, before (a sweep over an
+ * array): that entry takes them.  *@slot is where a new entry for the
+ * group and site goes.
  */
 static inline __attribute__((always_inline)) bool
 rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t snap,
@@ -88,8 +97,8 @@ rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t snap,
 	if (!rlog_halves(m) || !**slot || **slot > th->rlog_n)
 		return false;
 	e = &th->rlog[**slot - 1];
-	if (rlog_group(e->cell) != group || e->snapshot != snap ||
-	    e->site != site)
+	if (rlog_group(e->cell) != group || e->site != site ||
+	    (e->snapshot != snap && !rlog_same_version(e->snapshot, snap, m)))
 		return false;
 	if (e->cell == cell)
 		rlog_mask_add(e, m);

@@ -933,6 +933,52 @@ TEST(read_modify_write_of_halves_logs_the_cell_once)
 }
 
 /*
+ * A sweep over an array that two threads wrote, cell by cell in turn,
+ * once each: its cells share a version but not a writer, and a group
+ * entry takes them all (one per 64 cells).  A cell written once more is
+ * at another version and takes an entry of its own (the last one, so
+ * that its entry does not take the group's place for the cells after
+ * it).  A write of a grouped cell by the other thread is still a
+ * conflict at the region's end, naming the sweep's read.
+ */
+TEST(sweep_over_cells_of_several_writers_logs_a_group_once)
+{
+	const uint64_t base = 0x40000, cells = 128;
+	struct valor_params p = { 0 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	uint64_t n;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	for (uint64_t c = 0; c < cells; c++)
+		EXPECT_EQ(0, valor_access(c % 2 ? t2 : t1, base + 8 * c, 8,
+					  true, 1));
+	EXPECT_EQ(0, valor_region_end(t1));
+	EXPECT_EQ(0, valor_region_end(t2));
+	EXPECT_EQ(0, valor_access(t1, base + 8 * (cells - 1), 8, true, 2));
+	EXPECT_EQ(0, valor_region_end(t1));
+
+	n = reads_logged(ctx);
+	for (uint64_t c = 0; c < cells; c++)
+		EXPECT_EQ(0, valor_access(t1, base + 8 * c, 8, false, 3));
+	EXPECT_EQ(n + cells / 64 + 1, reads_logged(ctx));
+
+	EXPECT_EQ(0, valor_access(t2, base + 8 * 70, 8, true, 4));
+	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(1, valor_region_end(t1));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, s.v[0].kind);
+	EXPECT_EQ(base + 8 * 70, s.v[0].addr);
+	EXPECT_EQ(3, s.v[0].first.site);
+	EXPECT_EQ(4, s.v[0].second.site);
+	EXPECT_EQ(0, valor_region_end(t2));
+	valor_ctx_free(ctx);
+}
+
+/*
  * KiB of this process's mappings the kernel was advised to back with
  * huge pages (the "hg" flag in smaps); -1 if smaps cannot be read.
  */
