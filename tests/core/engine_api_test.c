@@ -831,6 +831,31 @@ static struct valor_ctx *valor_ctx_two_roots(struct sink *s,
 	return ctx;
 }
 
+/* A Valor context with defaults and two threads without a parent. */
+FIXTURE(two_roots)
+{
+	struct sink s;
+	struct valor_params p;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx;
+};
+
+FIXTURE_SETUP(two_roots)
+{
+	memset(&self->p, 0, sizeof(self->p));
+	self->ctx =
+		valor_ctx_two_roots(&self->s, &self->p, &self->t1, &self->t2);
+	ASSERT_NE(NULL, self->ctx);
+	ASSERT_NE(NULL, self->t1);
+	ASSERT_NE(NULL, self->t2);
+}
+
+FIXTURE_TEARDOWN(two_roots)
+{
+	if (self->ctx)
+		valor_ctx_free(self->ctx);
+}
+
 /*
  * A re-read of bytes the region has read already is not looked at again,
  * even when another region owns them now: that region's write conflicts
@@ -838,35 +863,26 @@ static struct valor_ctx *valor_ctx_two_roots(struct sink *s,
  * read's site; the re-read adds no report of its own.  Bytes a region
  * has not read are still checked at the read.
  */
-TEST(reread_of_logged_bytes_is_reported_at_validation)
+TEST_F(two_roots, reread_of_logged_bytes_is_reported_at_validation)
 {
-	struct valor_params p = { 0 };
-	struct sink s;
-	struct valor_thread *t1, *t2;
-	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
-
-	ASSERT_NE(NULL, ctx);
-	ASSERT_NE(NULL, t1);
-	ASSERT_NE(NULL, t2);
-	EXPECT_EQ(0, valor_access(t1, X, 4, false, 1));
-	EXPECT_EQ(0, valor_access(t2, X, 8, true, 2));
+	EXPECT_EQ(0, valor_access(self->t1, X, 4, false, 1));
+	EXPECT_EQ(0, valor_access(self->t2, X, 8, true, 2));
 	/* The logged half: nothing yet. */
-	EXPECT_EQ(0, valor_access(t1, X, 4, false, 3));
-	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(0, valor_access(self->t1, X, 4, false, 3));
+	EXPECT_EQ(0, self->s.n);
 	/* The first read's conflict, when t1's region ends. */
-	EXPECT_EQ(1, valor_region_end(t1));
-	ASSERT_EQ(1, s.n);
-	EXPECT_EQ(VALOR_CONFLICT_RW, s.v[0].kind);
-	EXPECT_EQ(1, s.v[0].first.site);
-	EXPECT_EQ(2, s.v[0].second.site);
+	EXPECT_EQ(1, valor_region_end(self->t1));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[0].kind);
+	EXPECT_EQ(1, self->s.v[0].first.site);
+	EXPECT_EQ(2, self->s.v[0].second.site);
 	/* A new region has read nothing: write-read, at the read. */
-	EXPECT_EQ(1, valor_access(t1, X, 4, false, 4));
-	ASSERT_EQ(2, s.n);
-	EXPECT_EQ(VALOR_CONFLICT_WR, s.v[1].kind);
-	EXPECT_EQ(2, s.v[1].first.site);
-	EXPECT_EQ(4, s.v[1].second.site);
-	EXPECT_EQ(0, valor_region_end(t2));
-	valor_ctx_free(ctx);
+	EXPECT_EQ(1, valor_access(self->t1, X, 4, false, 4));
+	ASSERT_EQ(2, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WR, self->s.v[1].kind);
+	EXPECT_EQ(2, self->s.v[1].first.site);
+	EXPECT_EQ(4, self->s.v[1].second.site);
+	EXPECT_EQ(0, valor_region_end(self->t2));
 }
 
 /*
@@ -877,59 +893,51 @@ TEST(reread_of_logged_bytes_is_reported_at_validation)
  * still finds another thread's write of the second half, and names the
  * read; a read of it by another site keeps an entry of its own.
  */
-TEST(read_modify_write_of_halves_logs_the_cell_once)
+TEST_F(two_roots, read_modify_write_of_halves_logs_the_cell_once)
 {
-	struct valor_params p = { 0 };
-	struct sink s;
-	struct valor_thread *t1, *t2;
-	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
 	uint64_t n;
 
-	ASSERT_NE(NULL, ctx);
-	ASSERT_NE(NULL, t1);
-	ASSERT_NE(NULL, t2);
-	EXPECT_EQ(0, valor_access(t1, X, 8, true, 1));
-	EXPECT_EQ(0, valor_region_end(t1));
+	EXPECT_EQ(0, valor_access(self->t1, X, 8, true, 1));
+	EXPECT_EQ(0, valor_region_end(self->t1));
 
-	n = reads_logged(ctx);
+	n = reads_logged(self->ctx);
 	for (uint64_t cell = X; cell <= X + 8; cell += 8) {
 		for (uint64_t half = cell; half < cell + 8; half += 4) {
-			EXPECT_EQ(0, valor_access(t1, half, 4, false, 2));
-			EXPECT_EQ(0, valor_access(t1, half, 4, true, 3));
+			EXPECT_EQ(0, valor_access(self->t1, half, 4, false, 2));
+			EXPECT_EQ(0, valor_access(self->t1, half, 4, true, 3));
 		}
-		EXPECT_EQ(n + 1, reads_logged(ctx));
+		EXPECT_EQ(n + 1, reads_logged(self->ctx));
 		n++;
 	}
-	EXPECT_EQ(0, valor_region_end(t1));
-	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(0, valor_region_end(self->t1));
+	EXPECT_EQ(0, self->s.n);
 
-	n = reads_logged(ctx);
-	EXPECT_EQ(0, valor_access(t1, X + 16, 4, false, 4));
-	EXPECT_EQ(0, valor_access(t1, X + 16, 4, true, 5));
-	EXPECT_EQ(0, valor_access(t1, X + 20, 4, false, 4));
-	EXPECT_EQ(n + 1, reads_logged(ctx));
-	EXPECT_EQ(0, valor_access(t1, X + 24, 4, false, 6));
-	EXPECT_EQ(0, valor_access(t1, X + 24, 4, true, 7));
-	EXPECT_EQ(0, valor_access(t1, X + 28, 4, false, 8));
-	EXPECT_EQ(n + 3, reads_logged(ctx));
+	n = reads_logged(self->ctx);
+	EXPECT_EQ(0, valor_access(self->t1, X + 16, 4, false, 4));
+	EXPECT_EQ(0, valor_access(self->t1, X + 16, 4, true, 5));
+	EXPECT_EQ(0, valor_access(self->t1, X + 20, 4, false, 4));
+	EXPECT_EQ(n + 1, reads_logged(self->ctx));
+	EXPECT_EQ(0, valor_access(self->t1, X + 24, 4, false, 6));
+	EXPECT_EQ(0, valor_access(self->t1, X + 24, 4, true, 7));
+	EXPECT_EQ(0, valor_access(self->t1, X + 28, 4, false, 8));
+	EXPECT_EQ(n + 3, reads_logged(self->ctx));
 	/* Other bytes than t1 owns: no conflict until t1's region ends. */
-	EXPECT_EQ(0, valor_access(t2, X + 20, 4, true, 9));
-	EXPECT_EQ(0, valor_access(t2, X + 28, 4, true, 10));
-	EXPECT_EQ(0, s.n);
-	EXPECT_EQ(2, valor_region_end(t1));
-	ASSERT_EQ(2, s.n);
+	EXPECT_EQ(0, valor_access(self->t2, X + 20, 4, true, 9));
+	EXPECT_EQ(0, valor_access(self->t2, X + 28, 4, true, 10));
+	EXPECT_EQ(0, self->s.n);
+	EXPECT_EQ(2, valor_region_end(self->t1));
+	ASSERT_EQ(2, self->s.n);
 	for (unsigned i = 0; i < 2; i++) {
-		EXPECT_EQ(VALOR_CONFLICT_RW, s.v[i].kind);
-		EXPECT_EQ(4, s.v[i].size);
+		EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[i].kind);
+		EXPECT_EQ(4, self->s.v[i].size);
 	}
-	EXPECT_EQ(X + 20, s.v[0].addr);
-	EXPECT_EQ(4, s.v[0].first.site);
-	EXPECT_EQ(9, s.v[0].second.site);
-	EXPECT_EQ(X + 28, s.v[1].addr);
-	EXPECT_EQ(8, s.v[1].first.site);
-	EXPECT_EQ(10, s.v[1].second.site);
-	EXPECT_EQ(0, valor_region_end(t2));
-	valor_ctx_free(ctx);
+	EXPECT_EQ(X + 20, self->s.v[0].addr);
+	EXPECT_EQ(4, self->s.v[0].first.site);
+	EXPECT_EQ(9, self->s.v[0].second.site);
+	EXPECT_EQ(X + 28, self->s.v[1].addr);
+	EXPECT_EQ(8, self->s.v[1].first.site);
+	EXPECT_EQ(10, self->s.v[1].second.site);
+	EXPECT_EQ(0, valor_region_end(self->t2));
 }
 
 /*
@@ -941,41 +949,34 @@ TEST(read_modify_write_of_halves_logs_the_cell_once)
  * it).  A write of a grouped cell by the other thread is still a
  * conflict at the region's end, naming the sweep's read.
  */
-TEST(sweep_over_cells_of_several_writers_logs_a_group_once)
+TEST_F(two_roots, sweep_over_cells_of_several_writers_logs_a_group_once)
 {
 	const uint64_t base = 0x40000, cells = 128;
-	struct valor_params p = { 0 };
-	struct sink s;
-	struct valor_thread *t1, *t2;
-	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
 	uint64_t n;
 
-	ASSERT_NE(NULL, ctx);
-	ASSERT_NE(NULL, t1);
-	ASSERT_NE(NULL, t2);
 	for (uint64_t c = 0; c < cells; c++)
-		EXPECT_EQ(0, valor_access(c % 2 ? t2 : t1, base + 8 * c, 8,
-					  true, 1));
-	EXPECT_EQ(0, valor_region_end(t1));
-	EXPECT_EQ(0, valor_region_end(t2));
-	EXPECT_EQ(0, valor_access(t1, base + 8 * (cells - 1), 8, true, 2));
-	EXPECT_EQ(0, valor_region_end(t1));
+		EXPECT_EQ(0, valor_access(c % 2 ? self->t2 : self->t1,
+					  base + 8 * c, 8, true, 1));
+	EXPECT_EQ(0, valor_region_end(self->t1));
+	EXPECT_EQ(0, valor_region_end(self->t2));
+	EXPECT_EQ(0,
+		  valor_access(self->t1, base + 8 * (cells - 1), 8, true, 2));
+	EXPECT_EQ(0, valor_region_end(self->t1));
 
-	n = reads_logged(ctx);
+	n = reads_logged(self->ctx);
 	for (uint64_t c = 0; c < cells; c++)
-		EXPECT_EQ(0, valor_access(t1, base + 8 * c, 8, false, 3));
-	EXPECT_EQ(n + cells / 64 + 1, reads_logged(ctx));
+		EXPECT_EQ(0, valor_access(self->t1, base + 8 * c, 8, false, 3));
+	EXPECT_EQ(n + cells / 64 + 1, reads_logged(self->ctx));
 
-	EXPECT_EQ(0, valor_access(t2, base + 8 * 70, 8, true, 4));
-	EXPECT_EQ(0, s.n);
-	EXPECT_EQ(1, valor_region_end(t1));
-	ASSERT_EQ(1, s.n);
-	EXPECT_EQ(VALOR_CONFLICT_RW, s.v[0].kind);
-	EXPECT_EQ(base + 8 * 70, s.v[0].addr);
-	EXPECT_EQ(3, s.v[0].first.site);
-	EXPECT_EQ(4, s.v[0].second.site);
-	EXPECT_EQ(0, valor_region_end(t2));
-	valor_ctx_free(ctx);
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 70, 8, true, 4));
+	EXPECT_EQ(0, self->s.n);
+	EXPECT_EQ(1, valor_region_end(self->t1));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[0].kind);
+	EXPECT_EQ(base + 8 * 70, self->s.v[0].addr);
+	EXPECT_EQ(3, self->s.v[0].first.site);
+	EXPECT_EQ(4, self->s.v[0].second.site);
+	EXPECT_EQ(0, valor_region_end(self->t2));
 }
 
 /*
