@@ -113,7 +113,7 @@ void shadow_advise_dense(struct shadow *s, uint64_t addr, uint64_t size)
 	unsigned record_shift =
 		__builtin_ctzl(s->leaf_bytes / SHADOW_LEAF_WORDS);
 
-	if (s->huge || size < SHADOW_DENSE_MIN)
+	if (s->huge)
 		return;
 	while (addr < end) {
 		uint64_t ti = addr >> SHADOW_LEAF_SHIFT;
