@@ -70,9 +70,34 @@ RT_CFLAGS := -fPIC -O2 -g -fno-omit-frame-pointer -fno-sanitize=all
 RT_CPPFLAGS := -Ilibvalor/runtime -Ilibvalor/core
 # Except the access entry points, whose check needs no frame, on x86-64
 # (libvalor/runtime/tsan_access.h; Documentation/runtime-abi.md).
+# The pass's entry points (pass_access.c) are built the same way.
 ifeq ($(shell uname -m),x86_64)
-$(BUILD)/obj-rt/libvalor/runtime/tsan_access.o: RT_CFLAGS += -fomit-frame-pointer -ffixed-bp
+$(BUILD)/obj-rt/libvalor/runtime/tsan_access.o \
+$(BUILD)/obj-rt/libvalor/runtime/pass_access.o: RT_CFLAGS += -fomit-frame-pointer -ffixed-bp
 endif
+
+# The LLVM pass plugin for clang (libvalor/instrument/;
+# Documentation/instrumentation-pass.md): the pass in C++, and the
+# runtime's access check compiled to bitcode with the runtime's headers
+# and embedded in the plugin.  Built with Debian's clang 14 and
+# llvm-14-dev whatever CC is: the plugin runs inside that clang.
+LLVM_CONFIG ?= llvm-config-14
+PASS_CLANG ?= clang-14
+PASS_CXX ?= clang++-14
+PASS_SO := $(BUILD)/lib/valor-pass.so
+PASS_CHECK_BC := $(BUILD)/obj-pass/valor-check.bc
+PASS_OBJS := $(BUILD)/obj-pass/valor_pass.o $(BUILD)/obj-pass/check_blob.o
+# LLVM's headers as system headers: they do not build cleanly with -Wextra.
+PASS_CXXFLAGS = -isystem $(shell $(LLVM_CONFIG) --includedir) \
+	$(filter-out -I%,$(shell $(LLVM_CONFIG) --cxxflags)) \
+	-Ilibvalor/runtime -fPIC -O2 -g $(WARNINGS) $(DEPFLAGS)
+# The check is built as the program's code is: position-independent for
+# a PIE, frame pointers, nothing sanitized.
+PASS_CHECK_CFLAGS := -std=gnu11 $(WARNINGS) -fno-strict-aliasing \
+	-D_GNU_SOURCE -O2 -fPIE -fno-omit-frame-pointer -fno-sanitize=all \
+	$(BASE_CPPFLAGS) $(RT_CPPFLAGS) $(DEPFLAGS)
+# valor cc --compiler=clang loads it: it is part of the runtime.
+RT_FILES += $(PASS_SO)
 
 VALOR_SRCS := $(sort $(wildcard tools/valor/*.c))
 VALOR_OBJS := $(VALOR_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -87,11 +112,11 @@ TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 TEST_LDLIBS := -lpthread -lm
 
-# Our C sources and headers, for clang-format.
+# Our C (and the pass's C++) sources and headers, for clang-format.
 # Not Kbuild's generated *.mod.c.
 FORMAT_FILES = $(filter-out %.mod.c,$(patsubst ./%,%,$(shell find . \
 		 -path ./build -prune -o -path ./.git -prune -o -type f \
-		 \( -name '*.c' -o -name '*.h' \) -print | sort)))
+		 \( -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -print | sort)))
 
 # The benchmark harness (tools/bench/README.md).  The floor is the stub
 # __tsan_* runtime every instrumented variant is measured against: never
@@ -280,6 +305,27 @@ $(BUILD)/obj-rt/%.o: %.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(RT_CPPFLAGS) $(RT_CFLAGS) -c -o $@ $<
 
+$(PASS_CHECK_BC): libvalor/instrument/check.c | $(DEPS_STAMP)
+	$(quiet) BC $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PASS_CLANG) $(PASS_CHECK_CFLAGS) -emit-llvm -c -o $@ $<
+
+$(BUILD)/obj-pass/valor_pass.o: libvalor/instrument/valor_pass.cpp | $(DEPS_STAMP)
+	$(quiet) CXX $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PASS_CXX) $(PASS_CXXFLAGS) -c -o $@ $<
+
+$(BUILD)/obj-pass/check_blob.o: libvalor/instrument/check_blob.S $(PASS_CHECK_BC)
+	$(quiet) AS $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PASS_CLANG) -DVALOR_CHECK_BC='"$(PASS_CHECK_BC)"' -c -o $@ $<
+
+# No LLVM library on the link line: the plugin uses the one clang loaded.
+$(PASS_SO): $(PASS_OBJS)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PASS_CXX) -shared -o $@ $(PASS_OBJS)
+
 $(BENCH_FLOOR_OBJ): tools/bench/floor.c | $(DEPS_STAMP)
 	$(quiet) CC-FLOOR $<
 	$(Q)mkdir -p $(@D)
@@ -446,4 +492,5 @@ help:
 -include $(LIB_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(RT_OBJS:.o=.d) \
 	 $(VALOR_OBJS:.o=.d) \
 	 $(TESTLIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(KTEST_OBJS:.o=.d) \
-	 $(BENCH_FLOOR_OBJ:.o=.d) $(BENCH_SPAWN).d
+	 $(BENCH_FLOOR_OBJ:.o=.d) $(BENCH_SPAWN).d \
+	 $(PASS_CHECK_BC:.bc=.d) $(BUILD)/obj-pass/valor_pass.d

@@ -57,6 +57,20 @@ RT_HIDDEN __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
 						    bool is_write,
 						    uintptr_t site);
 
+/*
+ * How the inline check calls its out-of-line paths.  In the runtime's
+ * entry points, with the site the check knows (SITE_OR_CALLER()).  The
+ * same check inlined into the program by the LLVM pass (pass_abi.h)
+ * cannot name its own pc, so there it calls the pass's entry points,
+ * which take their return address, in the program, as the site.
+ */
+#ifndef VALOR_CHECK_IN_PROGRAM
+#define CALL_READ_FIRST(addr, m, site, w) \
+	on_read_first(addr, m, SITE_OR_CALLER(site), w)
+#define CALL_ACCESS_SLOW(addr, size, site, a, p, w) \
+	on_access_slow(addr, size, SITE_OR_CALLER(site), a, p, w)
+#endif
+
 static inline __attribute__((always_inline)) void
 on_access_hb(struct valor_thread *th, uintptr_t addr, size_t size,
 	     bool is_write, uintptr_t site)
@@ -93,12 +107,12 @@ on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 		return;
 	/* The bytes the check looked at (it computes the same mask). */
 	if (a == VALOR_FAST_LOG)
-		on_read_first(addr,
-			      (uint8_t)(((1U << size) - 1)
-					<< (addr & (CELL_SIZE - 1))),
-			      SITE_OR_CALLER(site), w);
+		CALL_READ_FIRST(addr,
+				(uint8_t)(((1U << size) - 1)
+					  << (addr & (CELL_SIZE - 1))),
+				site, w);
 	else
-		on_access_slow(addr, size, SITE_OR_CALLER(site), a, p, w);
+		CALL_ACCESS_SLOW(addr, size, site, a, p, w);
 }
 
 static inline __attribute__((always_inline)) void

@@ -470,25 +470,29 @@ struct corpus_paths {
 	struct tree_paths tree;
 	char corpus[PATH_MAX]; /* tests/runtime/corpus */
 	char support[PATH_MAX]; /* tests/runtime/corpus/support */
-	char out[PATH_MAX]; /* build/corpus/<compiler> */
+	char out[PATH_MAX]; /* build/corpus/<build> */
 };
 
-static bool corpus_paths_find(struct corpus_paths *p, const char *compiler)
+/* @build names the output directory: the compiler, and how it instruments. */
+static bool corpus_paths_find(struct corpus_paths *p, const char *build)
 {
 	if (!tree_paths_find(&p->tree))
 		return false;
 	pathf(p->corpus, sizeof(p->corpus), "%s/tests/runtime/corpus",
 	      p->tree.root);
 	pathf(p->support, sizeof(p->support), "%s/support", p->corpus);
-	pathf(p->out, sizeof(p->out), "%s/corpus/%s", p->tree.build, compiler);
+	pathf(p->out, sizeof(p->out), "%s/corpus/%s", p->tree.build, build);
 	return true;
 }
 
-/* Build @file of the corpus into @bin with `valor cc` or `valor c++`. */
+/*
+ * Build @file of the corpus into @bin with `valor cc` or `valor c++`,
+ * with the valor option @abi (--abi=..., or NULL for the default).
+ */
 static bool build_program(struct __test_metadata *_metadata,
 			  const struct corpus_paths *p, const char *compiler,
-			  const char *file, const char *sched_obj, char *bin,
-			  size_t binlen)
+			  const char *abi, const char *file,
+			  const char *sched_obj, char *bin, size_t binlen)
 {
 	struct argv_buf *cmd = malloc(sizeof(*cmd));
 	char log[PATH_MAX + 32], tmp[PATH_MAX + 32];
@@ -506,6 +510,8 @@ static bool build_program(struct __test_metadata *_metadata,
 	argv_add(cmd, "%s", p->tree.valor);
 	argv_add(cmd, cxx ? "c++" : "cc");
 	argv_add(cmd, "--compiler=%s", compiler);
+	if (abi)
+		argv_add(cmd, "%s", abi);
 	argv_add(cmd, "-O1");
 	argv_add(cmd, "-Wall");
 	argv_add(cmd, "-Werror");
@@ -590,25 +596,40 @@ FIXTURE_VARIANT(corpus)
 {
 	const char *file;
 	const char *compiler;
+	const char *abi; /* valor cc's --abi=, NULL for its default */
+	const char *build; /* build/corpus/<build> */
 	int cc;
 };
 
-#define VARIANT(name, suffix, cc_name, cc_id)           \
-	FIXTURE_VARIANT_ADD(corpus, name##__##cc_name){ \
-		.file = #name "." suffix,               \
-		.compiler = #cc_name,                   \
-		.cc = cc_id,                            \
+/*
+ * Each program three ways: gcc (the ThreadSanitizer ABI), clang with
+ * its default, Valor's pass, and clang with the ABI (--abi=tsan).  The
+ * two clang builds share their expectations (compilers=clang): the pass
+ * must find what the ABI path finds.
+ */
+#define VARIANT(name, suffix, cc_name, abi_opt, build_name, cc_id) \
+	FIXTURE_VARIANT_ADD(corpus, name##__##build_name){         \
+		.file = #name "." suffix,                          \
+		.compiler = #cc_name,                              \
+		.abi = abi_opt,                                    \
+		.build = #build_name,                              \
+		.cc = cc_id,                                       \
 	};
-#define GCC_VARIANT(name, suffix) VARIANT(name, suffix, gcc, COMPILER_GCC)
-#define CLANG_VARIANT(name, suffix) VARIANT(name, suffix, clang, COMPILER_CLANG)
+#define GCC_VARIANT(name, suffix) \
+	VARIANT(name, suffix, gcc, NULL, gcc, COMPILER_GCC)
+#define CLANG_VARIANT(name, suffix) \
+	VARIANT(name, suffix, clang, NULL, clang, COMPILER_CLANG)
+#define CLANG_TSAN_VARIANT(name, suffix) \
+	VARIANT(name, suffix, clang, "--abi=tsan", clang_tsan, COMPILER_CLANG)
 CORPUS(GCC_VARIANT)
 CORPUS(CLANG_VARIANT)
+CORPUS(CLANG_TSAN_VARIANT)
 
 FIXTURE_SETUP(corpus)
 {
 	char rt[PATH_MAX + 32];
 
-	ASSERT_TRUE(corpus_paths_find(&self->paths, variant->compiler))
+	ASSERT_TRUE(corpus_paths_find(&self->paths, variant->build))
 	TH_LOG("cannot find the build directory from /proc/self/exe");
 	pathf(rt, sizeof(rt), "%s/lib/libvalor-rt.a", self->paths.tree.build);
 	ASSERT_EQ(0, access(self->paths.tree.valor, X_OK))
@@ -799,7 +820,8 @@ TEST_F_TIMEOUT(corpus, verdict, 600)
 	ASSERT_TRUE(build_sched(_metadata, &self->paths.tree, variant->compiler,
 				self->paths.out, sched_obj, sizeof(sched_obj)));
 	ASSERT_TRUE(build_program(_metadata, &self->paths, variant->compiler,
-				  file, sched_obj, bin, sizeof(bin)));
+				  variant->abi, file, sched_obj, bin,
+				  sizeof(bin)));
 
 	for (int a = 0; a < NR_ANALYSES; a++) {
 		int passed = 0, failed = 0;
@@ -821,10 +843,10 @@ TEST_F_TIMEOUT(corpus, verdict, 600)
 					   sizeof(why)))
 					passed++;
 				else if (!failed++)
-					log_failure(bin, file,
-						    variant->compiler, a, cc,
-						    first + j, runs, &spec, why,
-						    &r, rep, inflight[j].log);
+					log_failure(bin, file, variant->build,
+						    a, cc, first + j, runs,
+						    &spec, why, &r, rep,
+						    inflight[j].log);
 				run_result_free(&r);
 				unlink(inflight[j].log);
 			}
@@ -832,9 +854,8 @@ TEST_F_TIMEOUT(corpus, verdict, 600)
 		appendf(summary, sizeof(summary), &used, "%s%s %d/%d",
 			a ? ", " : "", analysis_names[a], passed, runs);
 		EXPECT_EQ(runs, passed)
-		TH_LOG("%s [%s] %s: %d of %d runs wrong", file,
-		       variant->compiler, analysis_names[a], runs - passed,
-		       runs);
+		TH_LOG("%s [%s] %s: %d of %d runs wrong", file, variant->build,
+		       analysis_names[a], runs - passed, runs);
 	}
 	{
 		char e[NR_ANALYSES][256];
@@ -845,7 +866,7 @@ TEST_F_TIMEOUT(corpus, verdict, 600)
 		fprintf(stderr,
 			"# %s [%s]: runs right: %s; expected: valor %s | "
 			"fastrcd %s | fasttrack %s\n",
-			file, variant->compiler, summary, e[0], e[1], e[2]);
+			file, variant->build, summary, e[0], e[1], e[2]);
 	}
 	free(rep);
 }

@@ -16,12 +16,15 @@
  *     program's stdio output leaves the process (every stdio output
  *     function, plain and fortified), and without it after (on
  *     stale_output.c, which the test writes out itself);
- *   - with gcc and with clang: separate compile and link steps, a static
+ *   - with gcc, with clang and Valor's pass (its default), and with
+ *     clang and --abi=tsan: separate compile and link steps, a static
  *     archive of instrumented objects, and an instrumented shared library
  *     used by an instrumented executable all report the race with both
  *     source lines.
  *
- * Programs are built into build/runtime-tests/<compiler>/.  Each test
+ * The runtime's tests run on programs built by gcc (the ThreadSanitizer
+ * ABI) and by clang with the pass, whose check runs inline in the
+ * program.  Programs are built into build/runtime-tests/<build>/.  Each test
  * builds what it runs (a second or so); the 120 s limits leave room for
  * a loaded machine.
  */
@@ -42,22 +45,28 @@ struct env {
 	char out[PATH_MAX]; /* build/runtime-tests/<compiler> */
 	char sched[PATH_MAX]; /* out/support/sched.o */
 	const char *compiler;
+	const char *abi; /* valor cc's --abi=..., or NULL for its default */
 };
 
+/*
+ * Programs built by @compiler, with valor cc's option @abi (or NULL),
+ * into build/runtime-tests/@build.
+ */
 static bool env_setup(struct __test_metadata *_metadata, struct env *e,
-		      const char *compiler)
+		      const char *compiler, const char *abi, const char *build)
 {
 	if (!tree_paths_find(&e->tree)) {
 		TH_LOG("cannot find the build directory from /proc/self/exe");
 		return false;
 	}
 	e->compiler = compiler;
+	e->abi = abi;
 	pathf(e->programs, sizeof(e->programs), "%s/tests/runtime/programs",
 	      e->tree.root);
 	pathf(e->support, sizeof(e->support), "%s/tests/runtime/corpus/support",
 	      e->tree.root);
 	pathf(e->out, sizeof(e->out), "%s/runtime-tests/%s", e->tree.build,
-	      compiler);
+	      build);
 	if (access(e->tree.valor, X_OK)) {
 		TH_LOG("%s is not built (make)", e->tree.valor);
 		return false;
@@ -130,7 +139,8 @@ static bool valor_cc(struct __test_metadata *_metadata, const struct env *e,
 		     const char *name, ...)
 {
 	char compiler[64];
-	const char *const prefix[] = { e->tree.valor, "cc", compiler, NULL };
+	const char *const prefix[] = { e->tree.valor, "cc", compiler, e->abi,
+				       NULL };
 	va_list ap;
 	bool ok;
 
@@ -295,9 +305,31 @@ FIXTURE(errors)
 	int hits, misses; /* the lines of two_races.c's two races */
 };
 
+/*
+ * The runtime's behaviour under the ThreadSanitizer ABI (gcc) and under
+ * Valor's pass (clang's default), whose check runs inline in the
+ * program's own code.
+ */
+FIXTURE_VARIANT(errors)
+{
+	const char *compiler;
+};
+
+FIXTURE_VARIANT_ADD(errors, gcc){
+	.compiler = "gcc",
+};
+
+FIXTURE_VARIANT_ADD(errors, clang_pass){
+	.compiler = "clang",
+};
+
 FIXTURE_SETUP(errors)
 {
-	ASSERT_TRUE(env_setup(_metadata, &self->e, "gcc"));
+	ASSERT_TRUE(command_exists(variant->compiler))
+	TH_LOG("%s is not installed (tools/install-deps.sh installs it)",
+	       variant->compiler);
+	ASSERT_TRUE(env_setup(_metadata, &self->e, variant->compiler, NULL,
+			      variant->compiler));
 	pathf(self->hello, sizeof(self->hello), "%s/hello", self->e.out);
 	pathf(self->races, sizeof(self->races), "%s/two_races", self->e.out);
 	ASSERT_TRUE(valor_cc(_metadata, &self->e, "hello", "-O1", "-o",
@@ -908,14 +940,25 @@ FIXTURE(toolchain)
 FIXTURE_VARIANT(toolchain)
 {
 	const char *compiler;
+	const char *abi; /* valor cc's --abi=, NULL for the default */
+	const char *build; /* build/runtime-tests/<build> */
 };
 
 FIXTURE_VARIANT_ADD(toolchain, gcc){
 	.compiler = "gcc",
+	.build = "gcc",
 };
 
-FIXTURE_VARIANT_ADD(toolchain, clang){
+/* clang's default: Valor's pass (a shared library's code gets calls). */
+FIXTURE_VARIANT_ADD(toolchain, clang_pass){
 	.compiler = "clang",
+	.build = "clang",
+};
+
+FIXTURE_VARIANT_ADD(toolchain, clang_tsan){
+	.compiler = "clang",
+	.abi = "--abi=tsan",
+	.build = "clang-tsan",
 };
 
 FIXTURE_SETUP(toolchain)
@@ -927,7 +970,8 @@ FIXTURE_SETUP(toolchain)
 			   "installs it)",
 			   variant->compiler);
 	}
-	ASSERT_TRUE(env_setup(_metadata, &self->e, variant->compiler));
+	ASSERT_TRUE(env_setup(_metadata, &self->e, variant->compiler,
+			      variant->abi, variant->build));
 	self->write_line = line_of(&self->e, "counter_lib.c", "racy: write");
 	self->read_line = line_of(&self->e, "counter_main.c", "racy: read");
 	ASSERT_LT(0, self->write_line);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * valor cc, valor c++: the system compiler, with the instrumentation gcc
- * and clang already emit for ThreadSanitizer (-fsanitize=thread), linked
- * with Valor's runtime instead of libtsan.
+ * and clang already emit for ThreadSanitizer (-fsanitize=thread), or
+ * with clang 14 Valor's own pass (libvalor/instrument/), linked with
+ * Valor's runtime instead of libtsan.
  *
  * A compile step gets -fsanitize=thread, -g, -fno-omit-frame-pointer and
- * no function entry/exit hooks.  A link step of an executable gets the
+ * no function entry/exit hooks; with the pass, also the plugin and the
+ * options that leave clang's own instrumentation nothing to do.  A link step of an executable gets the
  * runtime archive (whole, so every interceptor is in the program), the
  * dynamic list that exports its symbols to shared libraries, and the
  * libraries the runtime needs; it never gets libtsan.  gcc has no option
@@ -31,6 +33,16 @@
 
 enum cc_family { FAMILY_GCC, FAMILY_CLANG };
 
+/*
+ * How compile steps instrument: the ThreadSanitizer ABI both compilers
+ * emit, or (clang) Valor's own pass, which inlines the runtime's check
+ * (Documentation/instrumentation-pass.md).
+ */
+enum cc_abi { ABI_DEFAULT, ABI_TSAN, ABI_PASS };
+
+/* The clang whose LLVM the pass plugin is built against (Makefile). */
+#define VALOR_PASS_CLANG_MAJOR 14
+
 /* What valor cc itself was asked, and what it found out. */
 struct cc_config {
 	const char *tool; /* "cc" or "c++", for messages */
@@ -38,6 +50,8 @@ struct cc_config {
 	const char *compiler; /* --compiler=, else VALOR_CC/VALOR_CXX */
 	char *compiler_cmd; /* what is exec'd */
 	enum cc_family family;
+	int clang_major; /* __clang_major__, 0 until asked */
+	enum cc_abi abi; /* --abi=, then what compile steps use */
 	bool full_stacks; /* --stacks=full: keep entry/exit hooks */
 	bool verbose; /* --valor-verbose */
 	char prefix[PATH_MAX]; /* build/ (from /proc/self/exe) */
@@ -207,23 +221,29 @@ static char *cxx_driver(const char *name)
 	return out;
 }
 
-/* Whether @cmd predefines __clang__ (asked only for unfamiliar names). */
-static bool compiler_is_clang(const char *cmd)
+/*
+ * What @cmd predefines: whether __clang__, and __clang_major__ (0 if
+ * not clang or not known).  Asked for unfamiliar names, and of clang
+ * when a compile step may load the pass.
+ */
+static void compiler_predefines(const char *cmd, bool *clang, int *major)
 {
 	int fds[2], status;
 	char buf[4096];
 	size_t used = 0;
-	bool clang = false;
+	const char *m;
 	ssize_t n;
 	pid_t pid;
 
+	*clang = false;
+	*major = 0;
 	if (pipe(fds))
-		return false;
+		return;
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		return false;
+		return;
 	}
 	if (pid == 0) {
 		dup2(fds[1], 1);
@@ -239,7 +259,10 @@ static bool compiler_is_clang(const char *cmd)
 		used += (size_t)n;
 		buf[used] = '\0';
 		if (strstr(buf, "#define __clang__ "))
-			clang = true;
+			*clang = true;
+		m = strstr(buf, "#define __clang_major__ ");
+		if (m && strchr(m, '\n'))
+			*major = atoi(m + strlen("#define __clang_major__ "));
 		if (used > 64) {
 			memmove(buf, buf + used - 64, 64);
 			used = 64;
@@ -247,7 +270,6 @@ static bool compiler_is_clang(const char *cmd)
 	}
 	close(fds[0]);
 	waitpid(pid, &status, 0);
-	return clang;
 }
 
 static int choose_compiler(struct cc_config *cfg)
@@ -271,10 +293,56 @@ static int choose_compiler(struct cc_config *cfg)
 		cfg->family = FAMILY_CLANG;
 	else if (strstr(base, "gcc") || strstr(base, "g++"))
 		cfg->family = FAMILY_GCC;
-	else
-		cfg->family = compiler_is_clang(cfg->compiler_cmd) ?
-				      FAMILY_CLANG :
-				      FAMILY_GCC;
+	else {
+		bool clang;
+
+		compiler_predefines(cfg->compiler_cmd, &clang,
+				    &cfg->clang_major);
+		cfg->family = clang ? FAMILY_CLANG : FAMILY_GCC;
+	}
+	return 0;
+}
+
+/*
+ * Whether compile steps use the pass: clang's default, when the clang
+ * is the one the plugin was built for.  Another clang falls back to
+ * -fsanitize=thread, saying so, unless --abi=pass insisted.
+ */
+static int choose_abi(struct cc_config *cfg)
+{
+	bool clang;
+
+	if (cfg->family == FAMILY_GCC) {
+		if (cfg->abi == ABI_PASS) {
+			fprintf(stderr,
+				"valor %s: --abi=pass needs clang %d (the pass is an LLVM plugin); use --compiler=clang, or --abi=tsan with gcc\n",
+				cfg->tool, VALOR_PASS_CLANG_MAJOR);
+			return EXIT_USAGE;
+		}
+		cfg->abi = ABI_TSAN;
+		return 0;
+	}
+	if (cfg->abi == ABI_TSAN)
+		return 0;
+	if (!cfg->clang_major)
+		compiler_predefines(cfg->compiler_cmd, &clang,
+				    &cfg->clang_major);
+	if (cfg->clang_major == VALOR_PASS_CLANG_MAJOR) {
+		cfg->abi = ABI_PASS;
+		return 0;
+	}
+	if (cfg->abi == ABI_PASS) {
+		fprintf(stderr,
+			"valor %s: '%s' is clang %d; the pass loads only into clang %d: use --compiler=clang-%d, or --abi=tsan\n",
+			cfg->tool, cfg->compiler_cmd, cfg->clang_major,
+			VALOR_PASS_CLANG_MAJOR, VALOR_PASS_CLANG_MAJOR);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr,
+		"valor %s: note: '%s' is clang %d, not %d, which the pass is built for: instrumenting with -fsanitize=thread instead (--abi=tsan)\n",
+		cfg->tool, cfg->compiler_cmd, cfg->clang_major,
+		VALOR_PASS_CLANG_MAJOR);
+	cfg->abi = ABI_TSAN;
 	return 0;
 }
 
@@ -492,6 +560,39 @@ static void print_command(const struct cc_config *cfg, char **argv)
 
 /* ---- the command ---- */
 
+static void push_mllvm(struct argv_buf *out, const char *opt)
+{
+	push(out, "-mllvm");
+	push(out, opt);
+}
+
+/*
+ * The pass instead of clang's own instrumentation.  -fsanitize=thread
+ * stays: it marks the functions to instrument (not those with
+ * no_sanitize("thread")), keeps optimizations that would add races
+ * away from them, and keeps __has_feature(thread_sanitizer) true.
+ * ThreadSanitizer's pass then only registers the module with the
+ * runtime (__tsan_init), and with --stacks=full adds its entry and exit
+ * hooks.  The plugin is also loaded with -load, so that -mllvm
+ * -valor-* options parse.
+ */
+static void add_pass_flags(const struct cc_config *cfg,
+			   const struct cc_args *ca, struct argv_buf *out)
+{
+	char *plugin = runtime_file(cfg, "valor-pass.so");
+
+	push_mllvm(out, "-tsan-instrument-memory-accesses=0");
+	push_mllvm(out, "-tsan-instrument-atomics=0");
+	push_mllvm(out, "-tsan-instrument-memintrinsics=0");
+	if (!cfg->full_stacks && !ca->user_entry_exit)
+		push_mllvm(out, "-tsan-instrument-func-entry-exit=0");
+	push(out, "-Xclang");
+	push(out, "-load");
+	push(out, "-Xclang");
+	push(out, plugin);
+	push(out, concat("-fpass-plugin=", plugin));
+}
+
 static void add_compile_flags(const struct cc_config *cfg,
 			      const struct cc_args *ca, bool linking,
 			      struct argv_buf *out)
@@ -511,6 +612,10 @@ static void add_compile_flags(const struct cc_config *cfg,
 	 */
 	if (cfg->family == FAMILY_GCC)
 		push(out, "-Wno-tsan");
+	if (cfg->abi == ABI_PASS) {
+		add_pass_flags(cfg, ca, out);
+		return;
+	}
 	if (!cfg->full_stacks && !ca->user_entry_exit) {
 		if (cfg->family == FAMILY_GCC) {
 			push(out, "--param=tsan-instrument-func-entry-exit=0");
@@ -553,8 +658,13 @@ static int build_and_exec(struct cc_config *cfg, int argc, char **argv)
 
 	push(&out, cfg->compiler_cmd);
 	/* A pure link step compiles nothing: compile flags would be noise. */
-	if (ca.has_inputs && (!linking || ca.has_sources))
+	if (ca.has_inputs && (!linking || ca.has_sources)) {
+		int rc = choose_abi(cfg);
+
+		if (rc)
+			return rc;
 		add_compile_flags(cfg, &ca, linking, &out);
+	}
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -615,6 +725,12 @@ static void cc_help_for(FILE *out, const char *tool)
 		"                      A name containing 'clang' gets clang's flags,\n"
 		"                      one containing 'gcc' or 'g++' gcc's; another\n"
 		"                      is asked whether it predefines __clang__.\n"
+		"  --abi=pass|tsan     how accesses are instrumented. pass (the\n"
+		"                      default with clang %d): Valor's LLVM pass,\n"
+		"                      which inlines the runtime's check and drops\n"
+		"                      redundant ones; much faster. tsan (the\n"
+		"                      default with gcc and other clangs): the\n"
+		"                      calls -fsanitize=thread emits.\n"
 		"  --stacks=fast|full  fast (default): no function entry/exit hooks\n"
 		"                      (they alone cost up to 1.4x); a report has\n"
 		"                      the stack where the conflict was found and\n"
@@ -632,6 +748,9 @@ static void cc_help_for(FILE *out, const char *tool)
 		"  no entry/exit hooks, unless --stacks=full or you set the parameter:\n"
 		"    gcc: --param=tsan-instrument-func-entry-exit=0\n"
 		"    clang: -mllvm -tsan-instrument-func-entry-exit=0\n"
+		"  with --abi=pass, also -fpass-plugin=PREFIX/lib/valor-pass.so (and\n"
+		"    -Xclang -load for its -mllvm -valor-* options) and -mllvm\n"
+		"    -tsan-instrument-{memory-accesses,atomics,memintrinsics}=0\n"
 		"  -I for <valor/valor.h> (after your own -I directories)\n"
 		"\n"
 		"A command that links an executable gets, after your arguments:\n"
@@ -665,7 +784,7 @@ static void cc_help_for(FILE *out, const char *tool)
 		cxx ? "\n                      gcc, clang, gcc-N and clang-N mean their\n"
 		      "                      C++ drivers (g++, clang++, g++-N, clang++-N)." :
 		      "",
-		tool, src, tool, src, tool, env, clang);
+		VALOR_PASS_CLANG_MAJOR, tool, src, tool, src, tool, env, clang);
 }
 
 static int cc_main(const char *tool, int argc, char **argv)
@@ -706,6 +825,17 @@ static int cc_main(const char *tool, int argc, char **argv)
 				fprintf(stderr,
 					"valor %s: --stacks= expects fast or full, not '%s'\n",
 					tool, a + 9);
+				return EXIT_USAGE;
+			}
+		} else if (!strncmp(a, "--abi=", 6)) {
+			if (!strcmp(a + 6, "tsan")) {
+				cfg.abi = ABI_TSAN;
+			} else if (!strcmp(a + 6, "pass")) {
+				cfg.abi = ABI_PASS;
+			} else {
+				fprintf(stderr,
+					"valor %s: --abi= expects tsan or pass, not '%s'\n",
+					tool, a + 6);
 				return EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--valor-verbose")) {

@@ -1,0 +1,896 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Valor's instrumentation for clang: an LLVM pass plugin, loaded with
+ * -fpass-plugin= (valor cc --compiler=clang does).  C++ only because
+ * LLVM's API is.  Documentation/instrumentation-pass.md explains the
+ * design; in short, at the end of the optimizer (so that it sees
+ * optimized, vectorized code), for every function the front end marked
+ * sanitize_thread, it:
+ *
+ *  - drops checks that a dominating check of the same address already
+ *    made, with nothing that may synchronize on any path between them
+ *    (the Valor paper's section 5.1);
+ *  - inserts a check before every other load and store of memory that
+ *    may be shared (not locals that never escape, not constants), and
+ *    inlines it: the runtime's own fast path, compiled to bitcode from
+ *    libvalor/instrument/check.c and embedded here
+ *    (libvalor/runtime/pass_abi.h is the contract);
+ *  - turns atomics, fences, memcpy/memmove/memset, vtable pointer
+ *    accesses and odd-sized accesses into the ThreadSanitizer ABI calls
+ *    the runtime implements.
+ *
+ * It inserts no function entry or exit hooks.  In a module that may
+ * become part of a shared library (PIC, not PIE) the checks stay calls
+ * to the runtime's exported __tsan_* entry points: the inlined check
+ * refers to the executable's hidden runtime symbols.
+ */
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Analysis/CaptureTracking.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include "pass_abi_version.h"
+
+using namespace llvm;
+
+/* What the pass calls: pass_abi.h, and the ThreadSanitizer ABI. */
+namespace names
+{
+/* [is_write][log2 of the size] */
+const char *const Check[2][5] = {
+	{ "__valor_check_read1", "__valor_check_read2", "__valor_check_read4",
+	  "__valor_check_read8", "__valor_check_read16" },
+	{ "__valor_check_write1", "__valor_check_write2",
+	  "__valor_check_write4", "__valor_check_write8",
+	  "__valor_check_write16" },
+};
+const char *const TsanAccess[2][5] = {
+	{ "__tsan_read1", "__tsan_read2", "__tsan_read4", "__tsan_read8",
+	  "__tsan_read16" },
+	{ "__tsan_write1", "__tsan_write2", "__tsan_write4", "__tsan_write8",
+	  "__tsan_write16" },
+};
+const char ReadRange[] = "__tsan_read_range";
+const char WriteRange[] = "__tsan_write_range";
+const char VptrRead[] = "__tsan_vptr_read";
+const char VptrUpdate[] = "__tsan_vptr_update";
+const char Memcpy[] = "__tsan_memcpy";
+const char Memmove[] = "__tsan_memmove";
+const char Memset[] = "__tsan_memset";
+const char ThreadFence[] = "__tsan_atomic_thread_fence";
+const char SignalFence[] = "__tsan_atomic_signal_fence";
+const char AbiSymbol[] = VALOR_PASS_ABI_SYMBOL_NAME;
+} /* namespace names */
+
+/*
+ * Each step can be turned off, to measure what it is worth
+ * (make bench with these in VALOR_PASS_FLAGS) and to test that the
+ * others do not depend on it.
+ */
+static cl::opt<bool> ClInline("valor-inline-checks",
+			      cl::desc("inline the runtime's access check "
+				       "(else call it)"),
+			      cl::init(true), cl::Hidden);
+static cl::opt<bool> ClElide("valor-elide-redundant",
+			     cl::desc("drop checks a dominating check of the "
+				      "same address makes redundant"),
+			     cl::init(true), cl::Hidden);
+static cl::opt<bool> ClStats("valor-stats",
+			     cl::desc("print what the pass did per module"),
+			     cl::init(false), cl::Hidden);
+
+/* The check bitcode, embedded by check_blob.S. */
+extern "C" const char valor_check_bc[];
+extern "C" const char valor_check_bc_end[];
+
+namespace
+{
+
+/* One load or store the pass may check. */
+struct Access {
+	Instruction *Inst;
+	Value *Ptr;
+	uint64_t Size; /* bytes */
+	bool IsWrite;
+};
+
+struct Stats {
+	unsigned Checked = 0, Elided = 0, Ranges = 0, Vptrs = 0;
+	unsigned Atomics = 0, MemOps = 0, Locals = 0;
+};
+
+/* Memory orders of the tsan ABI (C11's, in its order). */
+enum TsanOrder {
+	ORDER_RELAXED = 0,
+	ORDER_ACQUIRE = 2,
+	ORDER_RELEASE = 3,
+	ORDER_ACQ_REL = 4,
+	ORDER_SEQ_CST = 5
+};
+
+int tsanOrder(AtomicOrdering O)
+{
+	switch (O) {
+	case AtomicOrdering::Acquire:
+		return ORDER_ACQUIRE;
+	case AtomicOrdering::Release:
+		return ORDER_RELEASE;
+	case AtomicOrdering::AcquireRelease:
+		return ORDER_ACQ_REL;
+	case AtomicOrdering::SequentiallyConsistent:
+		return ORDER_SEQ_CST;
+	default:
+		return ORDER_RELAXED;
+	}
+}
+
+/* A compare-and-swap's order on failure may not release. */
+int failureOrder(int Mo)
+{
+	if (Mo == ORDER_RELEASE)
+		return ORDER_RELAXED;
+	if (Mo == ORDER_ACQ_REL)
+		return ORDER_ACQUIRE;
+	return Mo;
+}
+
+/* log2 of the sizes the ABI has functions for, or -1. */
+int sizeIndex(uint64_t Size)
+{
+	switch (Size) {
+	case 1:
+		return 0;
+	case 2:
+		return 1;
+	case 4:
+		return 2;
+	case 8:
+		return 3;
+	case 16:
+		return 4;
+	default:
+		return -1;
+	}
+}
+
+class Instrumenter {
+    public:
+	Instrumenter(Module &M, FunctionAnalysisManager &FAM)
+	    : M(M), C(M.getContext()), DL(M.getDataLayout()), FAM(FAM),
+	      I8Ptr(Type::getInt8PtrTy(C)), I32(Type::getInt32Ty(C)),
+	      IntPtr(DL.getIntPtrType(C))
+	{
+		/* A library's code cannot reach the executable's hidden state. */
+		InlineChecks = ClInline &&
+			       (M.getPICLevel() == PICLevel::NotPIC ||
+				M.getPIELevel() != PIELevel::Default);
+	}
+
+	bool run();
+
+    private:
+	Module &M;
+	LLVMContext &C;
+	const DataLayout &DL;
+	FunctionAnalysisManager &FAM;
+	Type *I8Ptr, *I32, *IntPtr;
+	bool InlineChecks;
+	Stats St;
+	DenseMap<const Value *, bool> LocalCache;
+	SmallVector<CallInst *, 64> ToInline;
+
+	bool instrumentFunction(Function &F);
+	bool isLocal(const Value *Obj);
+	bool mayBeShared(Value *Ptr, bool IsWrite);
+	bool elide(Function &F, SmallVectorImpl<Access> &Accesses);
+	void insertCheck(const Access &A);
+	void lowerAtomic(Instruction *I);
+	void lowerRMWByCAS(AtomicRMWInst *RMW, Value *Ptr, Type *Ty, int Mo);
+	void lowerMemIntrinsic(MemIntrinsic *MI);
+	bool linkAndInline();
+	void markModule();
+	FunctionCallee atomicFn(const char *Op, unsigned Bits, Type *Ret,
+				ArrayRef<Type *> Args);
+};
+
+/*
+ * Whether an alloca's address can reach another thread.  Never if it
+ * is never captured: only this function's frame holds it.
+ */
+bool Instrumenter::isLocal(const Value *Obj)
+{
+	auto It = LocalCache.find(Obj);
+
+	if (It != LocalCache.end())
+		return It->second;
+	bool Local = isa<AllocaInst>(Obj) &&
+		     !PointerMayBeCaptured(Obj, /*ReturnCaptures=*/true,
+					   /*StoreCaptures=*/true);
+	LocalCache[Obj] = Local;
+	return Local;
+}
+
+bool Instrumenter::mayBeShared(Value *Ptr, bool IsWrite)
+{
+	if (Ptr->getType()->getPointerAddressSpace() != 0)
+		return false;
+	const Value *Obj = getUnderlyingObject(Ptr);
+
+	if (isLocal(Obj)) {
+		St.Locals++;
+		return false;
+	}
+	if (auto *GV = dyn_cast<GlobalVariable>(Obj)) {
+		if (!IsWrite && GV->isConstant())
+			return false;
+		/* Profiling counters are racy by design. */
+		if (GV->getName().startswith("__llvm_gcov") ||
+		    GV->getName().startswith("__llvm_prf"))
+			return false;
+	}
+	return true;
+}
+
+/* A C++ object's vtable pointer: the runtime has its own rule for it. */
+bool isVtableAccess(const Instruction *I)
+{
+	MDNode *Tbaa = I->getMetadata(LLVMContext::MD_tbaa);
+
+	return Tbaa && Tbaa->isTBAAVtableAccess();
+}
+
+/*
+ * Whether @I may synchronize: every atomic and fence, and every call
+ * but those known to touch no memory other threads could use for it.
+ */
+bool maySync(const Instruction &I)
+{
+	if (I.isAtomic() || isa<FenceInst>(I))
+		return true;
+	auto *CB = dyn_cast<CallBase>(&I);
+	if (!CB)
+		return false;
+	if (CB->isInlineAsm())
+		return true;
+	if (isa<DbgInfoIntrinsic>(CB) || isa<MemIntrinsic>(CB))
+		return false;
+	if (auto *II = dyn_cast<IntrinsicInst>(CB)) {
+		switch (II->getIntrinsicID()) {
+		case Intrinsic::lifetime_start:
+		case Intrinsic::lifetime_end:
+		case Intrinsic::assume:
+		case Intrinsic::expect:
+		case Intrinsic::prefetch:
+			return false;
+		default:
+			break;
+		}
+	}
+	return !(CB->onlyReadsMemory() || CB->hasFnAttr(Attribute::NoSync));
+}
+
+/*
+ * Whether some path from the end of @From to the start of @To that does
+ * not enter @From again crosses a block with @Sync set.  Such a path may
+ * synchronize between a check at the end of @From and an access at the
+ * start of @To.  A path that enters @From again runs its check again,
+ * so only the last stretch of a path counts; it may run through @To
+ * whole (a loop around @To), since the access in @To renews nothing.
+ */
+bool syncBetween(BasicBlock *From, BasicBlock *To,
+		 const DenseMap<BasicBlock *, bool> &Sync)
+{
+	/* Blocks with a path to @To that does not enter @From. */
+	SmallPtrSet<BasicBlock *, 32> ReachTo;
+	SmallVector<BasicBlock *, 32> Work;
+	const unsigned Limit = 4096;
+
+	for (BasicBlock *P : predecessors(To))
+		Work.push_back(P);
+	while (!Work.empty()) {
+		BasicBlock *B = Work.pop_back_val();
+
+		if (B == From || !ReachTo.insert(B).second)
+			continue;
+		if (ReachTo.size() > Limit)
+			return true; /* too big to tell: assume the worst */
+		for (BasicBlock *P : predecessors(B))
+			Work.push_back(P);
+	}
+	/* Of those, the ones @From reaches without entering itself again. */
+	SmallPtrSet<BasicBlock *, 32> Seen;
+	for (BasicBlock *S : successors(From))
+		Work.push_back(S);
+	while (!Work.empty()) {
+		BasicBlock *B = Work.pop_back_val();
+
+		if (B == From || !ReachTo.count(B) || !Seen.insert(B).second)
+			continue;
+		if (Sync.lookup(B))
+			return true;
+		for (BasicBlock *S : successors(B))
+			Work.push_back(S);
+	}
+	return false;
+}
+
+/* Whether an instruction strictly between @A and @B (one block) may sync. */
+bool syncInBlockBetween(const Instruction *A, const Instruction *B)
+{
+	for (auto It = std::next(A->getIterator()); &*It != B; ++It)
+		if (maySync(*It))
+			return true;
+	return false;
+}
+
+bool syncAfter(const Instruction *A)
+{
+	for (auto It = std::next(A->getIterator()); It != A->getParent()->end();
+	     ++It)
+		if (maySync(*It))
+			return true;
+	return false;
+}
+
+bool syncBefore(const Instruction *B)
+{
+	for (auto It = B->getParent()->begin(); &*It != B; ++It)
+		if (maySync(*It))
+			return true;
+	return false;
+}
+
+/*
+ * Drop the accesses whose check an earlier one makes: same address, at
+ * least as many bytes, a write for a write (a write check covers a later
+ * read too), dominating, and nothing that may synchronize between them
+ * on any path.  Then both run in the same region of the thread, where
+ * the first check has already recorded all the runtime needs: a second
+ * could only find what the first did.
+ */
+bool Instrumenter::elide(Function &F, SmallVectorImpl<Access> &Accesses)
+{
+	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+	DenseMap<BasicBlock *, bool> Sync;
+	DenseMap<Value *, SmallVector<unsigned, 4> > ByPtr;
+	SmallVector<Access, 64> Kept;
+
+	for (BasicBlock &BB : F) {
+		bool S = false;
+
+		for (Instruction &I : BB)
+			if (maySync(I)) {
+				S = true;
+				break;
+			}
+		Sync[&BB] = S;
+	}
+	/* Dominators first: a dominated access is never before its dominator. */
+	DenseMap<BasicBlock *, unsigned> Order;
+	unsigned N = 0;
+	for (auto *Node : depth_first(DT.getRootNode()))
+		Order[Node->getBlock()] = N++;
+	std::stable_sort(Accesses.begin(), Accesses.end(),
+			 [&](const Access &X, const Access &Y) {
+				 return Order.lookup(X.Inst->getParent()) <
+					Order.lookup(Y.Inst->getParent());
+			 });
+
+	for (const Access &B : Accesses) {
+		Value *Key = B.Ptr->stripPointerCasts();
+		bool Covered = false;
+
+		for (unsigned Idx : ByPtr[Key]) {
+			const Access &A = Kept[Idx];
+
+			if (A.Size < B.Size || (B.IsWrite && !A.IsWrite))
+				continue;
+			if (!DT.dominates(A.Inst, B.Inst))
+				continue;
+			if (A.Inst->getParent() == B.Inst->getParent()) {
+				if (syncInBlockBetween(A.Inst, B.Inst))
+					continue;
+			} else if (syncAfter(A.Inst) || syncBefore(B.Inst) ||
+				   syncBetween(A.Inst->getParent(),
+					       B.Inst->getParent(), Sync)) {
+				continue;
+			}
+			Covered = true;
+			break;
+		}
+		if (Covered) {
+			St.Elided++;
+			continue;
+		}
+		/* A vtable store of the pointer already there is no write. */
+		if (!isVtableAccess(B.Inst))
+			ByPtr[Key].push_back(Kept.size());
+		Kept.push_back(B);
+	}
+	bool Changed = Kept.size() != Accesses.size();
+	Accesses.assign(Kept.begin(), Kept.end());
+	return Changed;
+}
+
+/* A location for inserted calls: the access's, or the function's. */
+DebugLoc locationFor(Instruction *I)
+{
+	if (I->getDebugLoc())
+		return I->getDebugLoc();
+	if (DISubprogram *SP = I->getFunction()->getSubprogram())
+		return DILocation::get(I->getContext(), SP->getLine(), 0, SP);
+	return DebugLoc();
+}
+
+void Instrumenter::insertCheck(const Access &A)
+{
+	IRBuilder<> IRB(A.Inst);
+	Value *Addr;
+	int Idx = sizeIndex(A.Size);
+
+	IRB.SetCurrentDebugLocation(locationFor(A.Inst));
+	Addr = IRB.CreatePointerCast(A.Ptr, I8Ptr);
+
+	if (isVtableAccess(A.Inst)) {
+		Type *VPtrPtr = I8Ptr->getPointerTo();
+
+		St.Vptrs++;
+		if (A.IsWrite) {
+			Value *V = cast<StoreInst>(A.Inst)->getValueOperand();
+			V = IRB.CreateBitOrPointerCast(V, I8Ptr);
+			IRB.CreateCall(M.getOrInsertFunction(names::VptrUpdate,
+							     Type::getVoidTy(C),
+							     VPtrPtr, I8Ptr),
+				       { IRB.CreatePointerCast(A.Ptr, VPtrPtr),
+					 V });
+		} else {
+			IRB.CreateCall(
+				M.getOrInsertFunction(names::VptrRead,
+						      Type::getVoidTy(C),
+						      VPtrPtr),
+				{ IRB.CreatePointerCast(A.Ptr, VPtrPtr) });
+		}
+		return;
+	}
+	if (Idx < 0) {
+		St.Ranges++;
+		IRB.CreateCall(M.getOrInsertFunction(
+				       A.IsWrite ? names::WriteRange :
+						   names::ReadRange,
+				       Type::getVoidTy(C), I8Ptr, IntPtr),
+			       { Addr, ConstantInt::get(IntPtr, A.Size) });
+		return;
+	}
+	St.Checked++;
+	const char *Name = InlineChecks ? names::Check[A.IsWrite][Idx] :
+					  names::TsanAccess[A.IsWrite][Idx];
+	CallInst *CI = IRB.CreateCall(
+		M.getOrInsertFunction(Name, Type::getVoidTy(C), I8Ptr), Addr);
+	if (InlineChecks)
+		ToInline.push_back(CI);
+}
+
+FunctionCallee Instrumenter::atomicFn(const char *Op, unsigned Bits, Type *Ret,
+				      ArrayRef<Type *> Args)
+{
+	std::string Name =
+		std::string("__tsan_atomic") + std::to_string(Bits) + "_" + Op;
+
+	return M.getOrInsertFunction(
+		Name, FunctionType::get(Ret, Args, /*isVarArg=*/false));
+}
+
+/*
+ * The read-modify-writes the ABI has no function for (min, max, floating
+ * add and subtract) as a compare-and-swap loop of ABI calls, so that the
+ * runtime sees them as the atomics they are.
+ */
+void Instrumenter::lowerRMWByCAS(AtomicRMWInst *RMW, Value *Ptr, Type *Ty,
+				 int Mo)
+{
+	unsigned Bits = Ty->getIntegerBitWidth();
+	Type *PtrTy = Ty->getPointerTo();
+	BasicBlock *Head = RMW->getParent();
+	BasicBlock *Done = Head->splitBasicBlock(RMW->getIterator());
+	BasicBlock *Loop =
+		BasicBlock::Create(C, "valor.rmw", Head->getParent(), Done);
+	IRBuilder<> IRB(Head->getTerminator());
+	Value *Order = ConstantInt::get(I32, ORDER_RELAXED);
+	Value *First, *Old, *New, *Seen;
+	Type *ValTy = RMW->getValOperand()->getType();
+
+	IRB.SetCurrentDebugLocation(locationFor(RMW));
+	First = IRB.CreateCall(atomicFn("load", Bits, Ty, { PtrTy, I32 }),
+			       { Ptr, Order });
+	Head->getTerminator()->setSuccessor(0, Loop);
+
+	IRB.SetInsertPoint(Loop);
+	PHINode *Phi = IRB.CreatePHI(Ty, 2);
+	Phi->addIncoming(First, Head);
+	Old = IRB.CreateBitOrPointerCast(Phi, ValTy);
+	Value *V = RMW->getValOperand();
+	switch (RMW->getOperation()) {
+	case AtomicRMWInst::Max:
+		New = IRB.CreateSelect(IRB.CreateICmpSGT(Old, V), Old, V);
+		break;
+	case AtomicRMWInst::Min:
+		New = IRB.CreateSelect(IRB.CreateICmpSLT(Old, V), Old, V);
+		break;
+	case AtomicRMWInst::UMax:
+		New = IRB.CreateSelect(IRB.CreateICmpUGT(Old, V), Old, V);
+		break;
+	case AtomicRMWInst::UMin:
+		New = IRB.CreateSelect(IRB.CreateICmpULT(Old, V), Old, V);
+		break;
+	case AtomicRMWInst::FAdd:
+		New = IRB.CreateFAdd(Old, V);
+		break;
+	default: /* FSub: lowerAtomic() sends no other here */
+		New = IRB.CreateFSub(Old, V);
+		break;
+	}
+	New = IRB.CreateBitOrPointerCast(New, Ty);
+	Seen = IRB.CreateCall(atomicFn("compare_exchange_val", Bits, Ty,
+				       { PtrTy, Ty, Ty, I32, I32 }),
+			      { Ptr, Phi, New, ConstantInt::get(I32, Mo),
+				ConstantInt::get(I32, failureOrder(Mo)) });
+	Phi->addIncoming(Seen, Loop);
+	IRB.CreateCondBr(IRB.CreateICmpEQ(Seen, Phi), Done, Loop);
+
+	RMW->replaceAllUsesWith(Old);
+	RMW->eraseFromParent();
+}
+
+/* An atomic instruction or fence as the tsan ABI call that does it. */
+void Instrumenter::lowerAtomic(Instruction *I)
+{
+	IRBuilder<> IRB(I);
+	IRB.SetCurrentDebugLocation(locationFor(I));
+
+	if (auto *F = dyn_cast<FenceInst>(I)) {
+		bool Signal = F->getSyncScopeID() == SyncScope::SingleThread;
+
+		IRB.CreateCall(
+			M.getOrInsertFunction(Signal ? names::SignalFence :
+						       names::ThreadFence,
+					      Type::getVoidTy(C), I32),
+			ConstantInt::get(I32, tsanOrder(F->getOrdering())));
+		F->eraseFromParent();
+		St.Atomics++;
+		return;
+	}
+
+	Value *Ptr = getLoadStorePointerOperand(I);
+	Type *ValTy;
+	if (auto *RMW = dyn_cast<AtomicRMWInst>(I)) {
+		Ptr = RMW->getPointerOperand();
+		ValTy = RMW->getValOperand()->getType();
+	} else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I)) {
+		Ptr = CX->getPointerOperand();
+		ValTy = CX->getNewValOperand()->getType();
+	} else {
+		ValTy = getLoadStoreType(I);
+	}
+	if (!Ptr || Ptr->getType()->getPointerAddressSpace() != 0)
+		return;
+	uint64_t Size = DL.getTypeStoreSize(ValTy).getFixedSize();
+	if (sizeIndex(Size) < 0 || DL.getTypeSizeInBits(ValTy) != Size * 8)
+		return; /* no ABI function: left as it is */
+	unsigned Bits = Size * 8;
+	Type *Ty = IntegerType::get(C, Bits);
+	Type *PtrTy = Ty->getPointerTo();
+	Value *P = IRB.CreatePointerCast(Ptr, PtrTy);
+	St.Atomics++;
+
+	if (auto *LI = dyn_cast<LoadInst>(I)) {
+		Value *Mo = ConstantInt::get(I32, tsanOrder(LI->getOrdering()));
+		Value *V = IRB.CreateCall(
+			atomicFn("load", Bits, Ty, { PtrTy, I32 }), { P, Mo });
+		LI->replaceAllUsesWith(IRB.CreateBitOrPointerCast(V, ValTy));
+		LI->eraseFromParent();
+	} else if (auto *SI = dyn_cast<StoreInst>(I)) {
+		Value *Mo = ConstantInt::get(I32, tsanOrder(SI->getOrdering()));
+		Value *V =
+			IRB.CreateBitOrPointerCast(SI->getValueOperand(), Ty);
+		IRB.CreateCall(atomicFn("store", Bits, Type::getVoidTy(C),
+					{ PtrTy, Ty, I32 }),
+			       { P, V, Mo });
+		SI->eraseFromParent();
+	} else if (auto *RMW = dyn_cast<AtomicRMWInst>(I)) {
+		int Mo = tsanOrder(RMW->getOrdering());
+		const char *Op = nullptr;
+
+		switch (RMW->getOperation()) {
+		case AtomicRMWInst::Xchg:
+			Op = "exchange";
+			break;
+		case AtomicRMWInst::Add:
+			Op = "fetch_add";
+			break;
+		case AtomicRMWInst::Sub:
+			Op = "fetch_sub";
+			break;
+		case AtomicRMWInst::And:
+			Op = "fetch_and";
+			break;
+		case AtomicRMWInst::Or:
+			Op = "fetch_or";
+			break;
+		case AtomicRMWInst::Xor:
+			Op = "fetch_xor";
+			break;
+		case AtomicRMWInst::Nand:
+			Op = "fetch_nand";
+			break;
+		case AtomicRMWInst::Max:
+		case AtomicRMWInst::Min:
+		case AtomicRMWInst::UMax:
+		case AtomicRMWInst::UMin:
+		case AtomicRMWInst::FAdd:
+		case AtomicRMWInst::FSub:
+			lowerRMWByCAS(RMW, P, Ty, Mo);
+			return;
+		default:
+			St.Atomics--;
+			return; /* an operation newer than this pass */
+		}
+		Value *V = IRB.CreateBitOrPointerCast(RMW->getValOperand(), Ty);
+		Value *Old = IRB.CreateCall(
+			atomicFn(Op, Bits, Ty, { PtrTy, Ty, I32 }),
+			{ P, V, ConstantInt::get(I32, Mo) });
+		RMW->replaceAllUsesWith(IRB.CreateBitOrPointerCast(Old, ValTy));
+		RMW->eraseFromParent();
+	} else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I)) {
+		Value *Cmp =
+			IRB.CreateBitOrPointerCast(CX->getCompareOperand(), Ty);
+		Value *New =
+			IRB.CreateBitOrPointerCast(CX->getNewValOperand(), Ty);
+		int Mo = tsanOrder(CX->getSuccessOrdering());
+		int Fmo = failureOrder(tsanOrder(CX->getFailureOrdering()));
+		Value *Old = IRB.CreateCall(
+			atomicFn("compare_exchange_val", Bits, Ty,
+				 { PtrTy, Ty, Ty, I32, I32 }),
+			{ P, Cmp, New, ConstantInt::get(I32, Mo),
+			  ConstantInt::get(I32, Fmo) });
+		Value *Ok = IRB.CreateICmpEQ(Old, Cmp);
+		Value *Res = UndefValue::get(CX->getType());
+		Res = IRB.CreateInsertValue(
+			Res, IRB.CreateBitOrPointerCast(Old, ValTy), 0);
+		Res = IRB.CreateInsertValue(Res, Ok, 1);
+		CX->replaceAllUsesWith(Res);
+		CX->eraseFromParent();
+	}
+}
+
+/* memcpy, memmove, memset: the runtime's versions check the bytes too. */
+void Instrumenter::lowerMemIntrinsic(MemIntrinsic *MI)
+{
+	IRBuilder<> IRB(MI);
+	Value *Len = IRB.CreateIntCast(MI->getLength(), IntPtr, false);
+
+	if (MI->getDestAddressSpace() != 0)
+		return;
+	IRB.SetCurrentDebugLocation(locationFor(MI));
+	if (auto *MS = dyn_cast<MemSetInst>(MI)) {
+		IRB.CreateCall(M.getOrInsertFunction(names::Memset, I8Ptr,
+						     I8Ptr, I32, IntPtr),
+			       { IRB.CreatePointerCast(MS->getDest(), I8Ptr),
+				 IRB.CreateIntCast(MS->getValue(), I32, false),
+				 Len });
+	} else if (auto *MT = dyn_cast<MemTransferInst>(MI)) {
+		if (MT->getSourceAddressSpace() != 0)
+			return;
+		IRB.CreateCall(
+			M.getOrInsertFunction(isa<MemMoveInst>(MT) ?
+						      names::Memmove :
+						      names::Memcpy,
+					      I8Ptr, I8Ptr, I8Ptr, IntPtr),
+			{ IRB.CreatePointerCast(MT->getDest(), I8Ptr),
+			  IRB.CreatePointerCast(MT->getSource(), I8Ptr), Len });
+	} else {
+		return;
+	}
+	St.MemOps++;
+	MI->eraseFromParent();
+}
+
+bool Instrumenter::instrumentFunction(Function &F)
+{
+	SmallVector<Access, 64> Accesses;
+	SmallVector<Instruction *, 16> Atomics;
+	SmallVector<MemIntrinsic *, 16> MemOps;
+
+	for (Instruction &I : instructions(F)) {
+		if (I.getMetadata("nosanitize"))
+			continue;
+		if (isa<FenceInst>(I) || isa<AtomicRMWInst>(I) ||
+		    isa<AtomicCmpXchgInst>(I)) {
+			Atomics.push_back(&I);
+		} else if (auto *LI = dyn_cast<LoadInst>(&I)) {
+			if (LI->isAtomic()) {
+				Atomics.push_back(&I);
+				continue;
+			}
+			if (LI->getType()->isSized() &&
+			    !isa<ScalableVectorType>(LI->getType()) &&
+			    mayBeShared(LI->getPointerOperand(), false))
+				Accesses.push_back(
+					{ LI, LI->getPointerOperand(),
+					  DL.getTypeStoreSize(LI->getType())
+						  .getFixedSize(),
+					  false });
+		} else if (auto *SI = dyn_cast<StoreInst>(&I)) {
+			Type *Ty = SI->getValueOperand()->getType();
+
+			if (SI->isAtomic()) {
+				Atomics.push_back(&I);
+				continue;
+			}
+			if (!isa<ScalableVectorType>(Ty) &&
+			    mayBeShared(SI->getPointerOperand(), true))
+				Accesses.push_back(
+					{ SI, SI->getPointerOperand(),
+					  DL.getTypeStoreSize(Ty).getFixedSize(),
+					  true });
+		} else if (auto *MI = dyn_cast<MemIntrinsic>(&I)) {
+			MemOps.push_back(MI);
+		}
+	}
+	if (Accesses.empty() && Atomics.empty() && MemOps.empty())
+		return false;
+	if (ClElide)
+		elide(F, Accesses);
+	for (const Access &A : Accesses)
+		if (A.Size)
+			insertCheck(A);
+	for (Instruction *I : Atomics)
+		lowerAtomic(I);
+	for (MemIntrinsic *MI : MemOps)
+		lowerMemIntrinsic(MI);
+	return true;
+}
+
+/*
+ * Link the check's definitions the module now calls and inline them.
+ * The bitcode's own module flags and identity are dropped first: the
+ * program's module keeps its own.
+ */
+bool Instrumenter::linkAndInline()
+{
+	if (ToInline.empty())
+		return true;
+	StringRef Blob(valor_check_bc, valor_check_bc_end - valor_check_bc);
+	auto Buf = MemoryBuffer::getMemBuffer(Blob, "valor-check.bc",
+					      /*RequiresNullTerminator=*/false);
+	Expected<std::unique_ptr<Module> > Check =
+		parseBitcodeFile(Buf->getMemBufferRef(), C);
+
+	if (!Check) {
+		errs() << "valor pass: cannot read the embedded check: "
+		       << toString(Check.takeError()) << "\n";
+		return false;
+	}
+	std::unique_ptr<Module> CM = std::move(*Check);
+	if (NamedMDNode *Flags = CM->getModuleFlagsMetadata())
+		CM->eraseNamedMetadata(Flags);
+	if (NamedMDNode *Ident = CM->getNamedMetadata("llvm.ident"))
+		CM->eraseNamedMetadata(Ident);
+	CM->setTargetTriple(M.getTargetTriple());
+	CM->setDataLayout(M.getDataLayout());
+	if (Linker::linkModules(M, std::move(CM), Linker::LinkOnlyNeeded)) {
+		errs() << "valor pass: cannot link the embedded check\n";
+		return false;
+	}
+	SmallPtrSet<Function *, 16> Used;
+	for (CallInst *CI : ToInline) {
+		Function *Callee = CI->getCalledFunction();
+		InlineFunctionInfo IFI;
+
+		if (!Callee || Callee->isDeclaration())
+			continue;
+		Used.insert(Callee);
+		InlineFunction(*CI, IFI);
+	}
+	for (Function *F : Used) {
+		F->setLinkage(GlobalValue::InternalLinkage);
+		if (F->use_empty())
+			F->eraseFromParent();
+	}
+	return true;
+}
+
+/*
+ * Refer to the runtime's version symbol, so that linking with another
+ * runtime fails, naming it (pass_abi.h).
+ */
+void Instrumenter::markModule()
+{
+	GlobalVariable *Ver = M.getGlobalVariable(names::AbiSymbol);
+
+	if (!Ver)
+		Ver = new GlobalVariable(M, I32, /*isConstant=*/true,
+					 GlobalValue::ExternalLinkage, nullptr,
+					 names::AbiSymbol);
+	appendToCompilerUsed(M, { Ver });
+}
+
+bool Instrumenter::run()
+{
+	bool Changed = false;
+
+	if (M.getTargetTriple() != "" &&
+	    Triple(M.getTargetTriple()).getArch() != Triple::x86_64)
+		InlineChecks = false; /* the check is built for x86-64 */
+	for (Function &F : M) {
+		if (F.isDeclaration() ||
+		    !F.hasFnAttribute(Attribute::SanitizeThread) ||
+		    F.getName().startswith("__valor_check_"))
+			continue;
+		Changed |= instrumentFunction(F);
+	}
+	if (!Changed)
+		return false;
+	if (InlineChecks && !ToInline.empty()) {
+		if (!linkAndInline())
+			report_fatal_error(
+				"valor pass: giving up on this module");
+		markModule();
+	}
+	if (ClStats)
+		errs() << "valor pass: " << M.getSourceFileName() << ": "
+		       << St.Checked << " checks, " << St.Elided << " elided, "
+		       << St.Ranges << " ranges, " << St.Vptrs << " vptr, "
+		       << St.Atomics << " atomics, " << St.MemOps
+		       << " mem ops, " << St.Locals << " local accesses\n";
+	return true;
+}
+
+struct ValorInstrumentPass : PassInfoMixin<ValorInstrumentPass> {
+	PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM)
+	{
+		FunctionAnalysisManager &FAM =
+			MAM.getResult<FunctionAnalysisManagerModuleProxy>(M)
+				.getManager();
+		Instrumenter I(M, FAM);
+
+		return I.run() ? PreservedAnalyses::none() :
+				 PreservedAnalyses::all();
+	}
+	static bool isRequired()
+	{
+		return true; /* also at -O0 and in optnone functions */
+	}
+};
+
+} /* namespace */
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
+{
+	return { LLVM_PLUGIN_API_VERSION, "valor", "1", [](PassBuilder &PB) {
+			PB.registerOptimizerLastEPCallback(
+				[](ModulePassManager &MPM, OptimizationLevel) {
+					MPM.addPass(ValorInstrumentPass());
+				});
+		} };
+}

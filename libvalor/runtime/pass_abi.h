@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The contract between the runtime and Valor's LLVM pass
+ * (libvalor/instrument/, Documentation/instrumentation-pass.md).
+ *
+ * The pass inlines the runtime's own access check into the program: it
+ * inserts a call to __valor_check_{read,write}{1,2,4,8,16}(addr) before
+ * an access and inlines the definition compiled from
+ * libvalor/instrument/check.c, which includes the runtime's headers.
+ * The check therefore sees the runtime's structures (the thread state
+ * behind rt_cur_vt, the shadow table, the read filter) laid out exactly
+ * as the runtime it was built with lays them out: the two are one build
+ * and must be used together.  VALOR_PASS_ABI_VERSION names that pairing.
+ * Every instrumented module refers to __valor_pass_abi_v<N>, which only
+ * a runtime of the same version defines, so a program whose objects
+ * were compiled by another version fails to link, naming that symbol,
+ * instead of running a check that misreads the runtime's memory.
+ * Bump the version whenever anything the check reads or writes changes
+ * layout or meaning (struct valor_thread, the cell word, the read log,
+ * the filter, the shadow table), or when an entry point below changes.
+ *
+ * What the pass emits for the rest of a program's memory operations is
+ * the ThreadSanitizer ABI the runtime already implements:
+ * __tsan_{read,write}_range, __tsan_vptr_{read,update},
+ * __tsan_mem{cpy,move,set} and the __tsan_atomic* operations.  Each of
+ * those, and each entry point below, takes its return address as the
+ * access's site: it is called straight from the instrumented function.
+ */
+#ifndef VALOR_RUNTIME_PASS_ABI_H
+#define VALOR_RUNTIME_PASS_ABI_H
+
+#include "pass_abi_version.h"
+#include "valor_fast.h"
+
+extern const int VALOR_PASS_ABI_SYMBOL;
+
+/* The out-of-line paths of the inlined check (tsan_access.h's). */
+void __valor_pass_read_first(uintptr_t addr, uint8_t m, uint64_t w);
+void __valor_pass_access_slow(uintptr_t addr, size_t size,
+			      enum valor_fast_action a, shadow_word *p,
+			      uint64_t w);
+/*
+ * An access the inlined check leaves whole to the runtime: a thread not
+ * on Valor's fast path (FastRCD, FastTrack, a thread that cannot be
+ * analysed yet).  Sizes 1, 2, 4, 8 and 16.
+ */
+void __valor_pass_access(void *addr, size_t size, bool is_write);
+
+#endif /* VALOR_RUNTIME_PASS_ABI_H */

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The runtime's side of the LLVM pass (pass_abi.h): the out-of-line
+ * paths of the check the pass inlines into the program.  Each is called
+ * from the instrumented function itself, so its return address is the
+ * access's site.  Built and placed like tsan_access.c (no frame pointer,
+ * the access section): a report's frame walk and the signal wrapper
+ * treat both alike.
+ */
+#include "pass_abi.h"
+#include "tsan_access.h"
+
+#define PASS_ENTRY RT_EXPORT __attribute__((section(VALOR_ACCESS_SECTION_NAME)))
+
+RT_EXPORT const int VALOR_PASS_ABI_SYMBOL = VALOR_PASS_ABI_VERSION;
+
+PASS_ENTRY void __valor_pass_read_first(uintptr_t addr, uint8_t m, uint64_t w)
+{
+	on_read_first(addr, m, SITE(), w);
+}
+
+PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
+					 enum valor_fast_action a,
+					 shadow_word *p, uint64_t w)
+{
+	on_access_slow(addr, size, SITE(), a, p, w);
+}
+
+PASS_ENTRY void __valor_pass_access(void *addr, size_t size, bool is_write)
+{
+	on_access(addr, size, is_write, SITE());
+}

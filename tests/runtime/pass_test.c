@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Valor's LLVM pass (libvalor/instrument/), by what it leaves in the
+ * code.  tests/runtime/programs/pass_shapes.c is compiled to IR by
+ * `valor cc --compiler=clang` with the checks left as calls
+ * (-mllvm -valor-inline-checks=0, so they can be counted), and each of
+ * its functions must hold the calls its comment names:
+ *
+ *   - a check that a dominating check of the same address makes
+ *     redundant is dropped, and only then: a lock, or a call on any path
+ *     between them, keeps both; a read never covers a write;
+ *   - arrays that never leave their function and functions marked
+ *     no_sanitize("thread") get no checks;
+ *   - atomics and fences become the runtime's calls with their memory
+ *     orders; block copies and odd sizes become its copy and range calls;
+ *   - by default every check is inlined, the module names the ABI
+ *     version, and position-independent code for a shared library keeps
+ *     calls to the exported entry points.
+ *
+ * How the runtime behaves on programs built with the pass (reports,
+ * sites, stacks, signal handlers) is tested by errors_test.c and
+ * corpus_test.c, which build with it too.  Output goes to
+ * build/runtime-tests/pass/.
+ */
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "run_program.h"
+
+#define EXIT_USAGE 2
+
+FIXTURE(shapes)
+{
+	struct tree_paths tree;
+	char out[PATH_MAX]; /* build/runtime-tests/pass */
+	char source[PATH_MAX]; /* pass_shapes.c */
+	char *ir; /* the module the test compiled */
+};
+
+FIXTURE_SETUP(shapes)
+{
+	ASSERT_TRUE(tree_paths_find(&self->tree))
+	TH_LOG("cannot find the build directory from /proc/self/exe");
+	pathf(self->out, sizeof(self->out), "%s/runtime-tests/pass",
+	      self->tree.build);
+	pathf(self->source, sizeof(self->source),
+	      "%s/tests/runtime/programs/pass_shapes.c", self->tree.root);
+	ASSERT_EQ(0, make_dirs(self->out))
+	TH_LOG("cannot create %s", self->out);
+	ASSERT_TRUE(command_exists("clang"))
+	TH_LOG("clang is not installed (tools/install-deps.sh installs it)");
+}
+
+FIXTURE_TEARDOWN(shapes)
+{
+	free(self->ir);
+}
+
+/*
+ * Compile pass_shapes.c to IR as @name.ll with `valor cc --compiler=clang
+ * -O2` and the extra arguments (NULL-terminated); the text in self->ir.
+ */
+static bool compile_ir(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(shapes) * self, const char *name, ...)
+{
+	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	char ll[PATH_MAX], log[PATH_MAX];
+	const char *arg;
+	va_list ap;
+	bool ok;
+
+	if (!cmd)
+		return false;
+	pathf(ll, sizeof(ll), "%s/%s.ll", self->out, name);
+	pathf(log, sizeof(log), "%s/%s.build.log", self->out, name);
+	argv_init(cmd);
+	argv_add(cmd, "%s", self->tree.valor);
+	argv_add(cmd, "cc");
+	argv_add(cmd, "--compiler=clang");
+	/* Unrolled loops would repeat the checks being counted. */
+	argv_add(cmd, "-O2");
+	argv_add(cmd, "-fno-unroll-loops");
+	argv_add(cmd, "-g0");
+	argv_add(cmd, "-S");
+	argv_add(cmd, "-emit-llvm");
+	va_start(ap, name);
+	while ((arg = va_arg(ap, const char *)))
+		argv_add(cmd, "%s", arg);
+	va_end(ap);
+	argv_add(cmd, "-o");
+	argv_add(cmd, "%s", ll);
+	argv_add(cmd, "%s", self->source);
+	unlink(ll);
+	ok = build_step(_metadata, cmd, log);
+	free(cmd);
+	free(self->ir);
+	self->ir = ok ? read_file(ll, NULL) : NULL;
+	return self->ir != NULL;
+}
+
+/* The body of the definition of @fn in @ir (malloc'd), or NULL. */
+static char *function_body(const char *ir, const char *fn)
+{
+	char head[256];
+	const char *start, *end;
+
+	snprintf(head, sizeof(head), "@%s(", fn);
+	for (start = strstr(ir, head); start; start = strstr(start + 1, head)) {
+		const char *line = start;
+
+		while (line > ir && line[-1] != '\n')
+			line--;
+		if (!strncmp(line, "define ", 7))
+			break;
+	}
+	if (!start)
+		return NULL;
+	end = strstr(start, "\n}\n");
+	if (!end)
+		return NULL;
+	return strndup(start, (size_t)(end - start));
+}
+
+/* How many times @fn's body holds @needle; -1 if @fn is not defined. */
+static int count_in(const char *ir, const char *fn, const char *needle)
+{
+	char *body = function_body(ir, fn);
+	int n = 0;
+
+	if (!body)
+		return -1;
+	for (const char *p = strstr(body, needle); p;
+	     p = strstr(p + strlen(needle), needle))
+		n++;
+	free(body);
+	return n;
+}
+
+/* @fn holds exactly @n calls to @callee. */
+#define EXPECT_CALLS(ir, fn, callee, n)                                       \
+	do {                                                                  \
+		int _got = count_in(ir, fn, "@" callee "(");                  \
+		EXPECT_EQ(n, _got)                                            \
+		TH_LOG("%s: %d calls to %s, expected %d%s", fn, _got, callee, \
+		       n, _got < 0 ? " (no such function)" : "");             \
+	} while (0)
+
+#define CALLS_OFF "-mllvm", "-valor-inline-checks=0"
+
+TEST_F_TIMEOUT(shapes, a_dominating_check_of_the_same_address_covers, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "covered", CALLS_OFF, NULL));
+	EXPECT_CALLS(self->ir, "reread", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "narrower_reread", "__tsan_read8", 1);
+	EXPECT_CALLS(self->ir, "narrower_reread", "__tsan_read4", 0);
+	EXPECT_CALLS(self->ir, "read_after_write", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "read_after_write", "__tsan_read4", 0);
+	EXPECT_CALLS(self->ir, "reread_after_branch", "__tsan_read4", 1);
+	/* *p before the loop covers it in the loop; q[i] is checked in it. */
+	EXPECT_CALLS(self->ir, "reread_in_loop", "__tsan_read4", 2);
+}
+
+TEST_F_TIMEOUT(shapes, a_check_that_may_be_separated_by_sync_stays, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "kept", CALLS_OFF, NULL));
+	EXPECT_CALLS(self->ir, "reread_across_lock", "__tsan_read4", 2);
+	EXPECT_CALLS(self->ir, "reread_after_call_on_one_path", "__tsan_read4",
+		     2);
+	EXPECT_CALLS(self->ir, "reread_in_loop_with_call", "__tsan_read4", 2);
+	EXPECT_CALLS(self->ir, "write_after_read", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "write_after_read", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "wider_reread", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "wider_reread", "__tsan_read8", 1);
+}
+
+/* What the two tests above drop is the pass's doing: without it, all stay. */
+TEST_F_TIMEOUT(shapes, without_elision_every_access_is_checked, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "all", CALLS_OFF, "-mllvm",
+			       "-valor-elide-redundant=0", NULL));
+	EXPECT_CALLS(self->ir, "reread", "__tsan_read4", 2);
+	EXPECT_CALLS(self->ir, "narrower_reread", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "read_after_write", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "reread_in_loop", "__tsan_read4", 3);
+}
+
+TEST_F_TIMEOUT(shapes, private_locals_and_opted_out_functions_are_not_checked,
+	       120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "private", CALLS_OFF, NULL));
+	EXPECT_EQ(0, count_in(self->ir, "private_local", "@__tsan_"));
+	EXPECT_EQ(0, count_in(self->ir, "not_instrumented", "@__tsan_"));
+	/* The same array, once its address is passed on, is checked. */
+	EXPECT_CALLS(self->ir, "escaping_local", "__tsan_read4", 1);
+	EXPECT_LT(0, count_in(self->ir, "escaping_local", "@__tsan_write"));
+}
+
+TEST_F_TIMEOUT(shapes, atomics_become_runtime_calls_with_their_orders, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "atomics", CALLS_OFF, NULL));
+	/* Orders: 2 acquire, 3 release, 4 acq_rel, 5 seq_cst. */
+	EXPECT_CALLS(self->ir, "atomics", "__tsan_atomic32_load", 1);
+	/* The load's acquire, and the compare-and-swap's on failure. */
+	EXPECT_EQ(2, count_in(self->ir, "atomics", ", i32 2)"));
+	EXPECT_CALLS(self->ir, "atomics", "__tsan_atomic32_store", 1);
+	EXPECT_EQ(1, count_in(self->ir, "atomics", ", i32 3)"));
+	EXPECT_CALLS(self->ir, "atomics", "__tsan_atomic32_fetch_add", 1);
+	EXPECT_CALLS(self->ir, "atomics",
+		     "__tsan_atomic64_compare_exchange_val", 1);
+	EXPECT_EQ(1, count_in(self->ir, "atomics", ", i32 4, i32 2)"));
+	EXPECT_EQ(1, count_in(self->ir, "atomics",
+			      "@__tsan_atomic_thread_fence(i32 5)"));
+	/* No atomic instruction is left for the runtime not to see. */
+	EXPECT_EQ(0, count_in(self->ir, "atomics", " atomic"));
+	EXPECT_EQ(0, count_in(self->ir, "atomics", "cmpxchg"));
+	EXPECT_EQ(0, count_in(self->ir, "atomics", "  fence "));
+	/* fetch_max has no ABI call: a compare-and-swap loop of them. */
+	EXPECT_CALLS(self->ir, "atomic_max", "__tsan_atomic32_load", 1);
+	EXPECT_CALLS(self->ir, "atomic_max",
+		     "__tsan_atomic32_compare_exchange_val", 1);
+	EXPECT_EQ(0, count_in(self->ir, "atomic_max", "atomicrmw"));
+}
+
+TEST_F_TIMEOUT(shapes, block_copies_and_odd_sizes_use_the_runtimes_calls, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "blocks", CALLS_OFF, NULL));
+	EXPECT_CALLS(self->ir, "block_copy", "__tsan_memcpy", 1);
+	EXPECT_CALLS(self->ir, "block_copy", "__tsan_memset", 1);
+	EXPECT_EQ(0, count_in(self->ir, "block_copy", "@llvm.mem"));
+	EXPECT_LT(0, count_in(self->ir, "odd_size", "@__tsan_write_range("));
+}
+
+/*
+ * The default: every check inlined (no call to a check function left,
+ * no definition of one kept), the slow paths called, and the module
+ * refers to the runtime's ABI version.
+ */
+TEST_F_TIMEOUT(shapes, checks_are_inlined_by_default, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "inlined", NULL));
+	EXPECT_EQ(NULL, strstr(self->ir, "@__valor_check_"));
+	EXPECT_EQ(NULL, strstr(self->ir, "@__tsan_read4("));
+	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_read_first("));
+	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_abi_v1 "));
+	EXPECT_LT(0, count_in(self->ir, "reread", "@rt_cur_vt"));
+}
+
+/* Code that may end up in a shared library cannot reach the runtime inline. */
+TEST_F_TIMEOUT(shapes, shared_library_code_calls_the_entry_points, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "pic", "-fPIC", NULL));
+	EXPECT_EQ(NULL, strstr(self->ir, "@__valor_pass_read_first("));
+	EXPECT_EQ(NULL, strstr(self->ir, "@rt_cur_vt"));
+	EXPECT_CALLS(self->ir, "reread", "__tsan_read4", 1);
+}
+
+/* --abi=tsan keeps clang's own instrumentation: no elision, no inlining. */
+TEST_F_TIMEOUT(shapes, abi_tsan_is_clangs_own_instrumentation, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "tsan", "--abi=tsan", NULL));
+	EXPECT_CALLS(self->ir, "reread", "__tsan_read4", 2);
+	EXPECT_EQ(NULL, strstr(self->ir, "__valor_pass"));
+}
+
+/* valor cc refuses what cannot work, saying what to do instead. */
+TEST(pass_options_that_cannot_work_are_refused)
+{
+	struct tree_paths tree;
+	struct run_result r;
+	char log[PATH_MAX];
+
+	ASSERT_TRUE(tree_paths_find(&tree));
+	pathf(log, sizeof(log), "%s/runtime-tests/pass", tree.build);
+	ASSERT_EQ(0, make_dirs(log));
+	pathf(log, sizeof(log), "%s/runtime-tests/pass/refused.out",
+	      tree.build);
+	{
+		char *argv[] = { tree.valor,   "cc",  "--compiler=gcc",
+				 "--abi=pass", "-c",  "-o",
+				 "/dev/null",  "x.c", NULL };
+
+		ASSERT_EQ(0, run_command(argv, NULL, log, &r));
+		EXPECT_TRUE(r.exited && r.status == EXIT_USAGE);
+		EXPECT_NE(NULL, strstr(r.output, "--compiler=clang"))
+		TH_LOG("%s", r.output);
+		run_result_free(&r);
+	}
+	{
+		char *argv[] = { tree.valor, "cc",  "--abi=fast",
+				 "-c",	     "x.c", NULL };
+
+		ASSERT_EQ(0, run_command(argv, NULL, log, &r));
+		EXPECT_TRUE(r.exited && r.status == EXIT_USAGE);
+		EXPECT_NE(NULL, strstr(r.output, "tsan or pass"))
+		TH_LOG("%s", r.output);
+		run_result_free(&r);
+	}
+}
+
+TEST_HARNESS_MAIN

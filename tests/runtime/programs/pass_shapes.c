@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Code shapes for the pass's tests (tests/runtime/pass_test.c), which
+ * compile this file to IR with the pass and count, per function, the
+ * checks and calls it left.  Each function is one case; its comment says
+ * what the pass must leave.  The accesses are volatile where LLVM itself
+ * would otherwise merge or drop the repeated ones: what remains to
+ * remove is then the pass's own doing.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+void opaque(void);
+void keep(int *p);
+
+pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One read check: the second read of the same address is covered. */
+int reread(volatile int *p)
+{
+	int a = *p;
+
+	return a + *p;
+}
+
+/* Two: a lock between the reads may synchronize. */
+int reread_across_lock(volatile int *p)
+{
+	int a = *p;
+
+	pthread_mutex_lock(&lock);
+	a += *p;
+	pthread_mutex_unlock(&lock);
+	return a;
+}
+
+/* A write check only: a write covers a later read. */
+int read_after_write(volatile int *p)
+{
+	*p = 1;
+	return *p;
+}
+
+/* A read check and a write check: a read does not cover a write. */
+void write_after_read(volatile int *p)
+{
+	int a = *p;
+
+	*p = a + 1;
+}
+
+/* One read check: a narrower read at the same address is covered. */
+int narrower_reread(volatile long *p)
+{
+	long a = *p;
+
+	return (int)a + *(volatile int *)p;
+}
+
+/* Two: a wider read is not covered by a narrower one. */
+long wider_reread(volatile long *p)
+{
+	int a = *(volatile int *)p;
+
+	return a + *p;
+}
+
+/* Two: a call on one path between the reads may synchronize. */
+int reread_after_call_on_one_path(volatile int *p, int c)
+{
+	int a = *p;
+
+	if (c)
+		opaque();
+	return a + *p;
+}
+
+/* One read check of *p: a branch without calls between the reads. */
+int reread_after_branch(volatile int *p, volatile int *q, int c)
+{
+	int a = *p;
+
+	if (c)
+		*q = 2;
+	return a + *p;
+}
+
+/* One read check of *p (and one of q[i]): the loop's reads of *p are covered. */
+int reread_in_loop(volatile int *p, volatile int *q, int n)
+{
+	int s = *p;
+
+	for (int i = 0; i < n; i++)
+		s += *p + q[i];
+	return s;
+}
+
+/* Two: the loop calls something that may synchronize. */
+int reread_in_loop_with_call(volatile int *p, int n)
+{
+	int s = *p;
+
+	for (int i = 0; i < n; i++) {
+		s += *p;
+		opaque();
+	}
+	return s;
+}
+
+/* None: the array never leaves the function. */
+int private_local(int n)
+{
+	int a[64];
+
+	for (int i = 0; i < n; i++)
+		a[i & 63] = i;
+	return a[n & 63];
+}
+
+/* Checks: the array's address is passed on, so another thread may see it. */
+int escaping_local(int n)
+{
+	int a[64];
+
+	keep(a);
+	for (int i = 0; i < n; i++)
+		a[i & 63] = i;
+	return a[n & 63];
+}
+
+/* None: no_sanitize("thread") opts a function out. */
+__attribute__((no_sanitize("thread"))) int not_instrumented(volatile int *p)
+{
+	return *p;
+}
+
+/* The runtime's atomic operations, with the orders given. */
+int atomics(int *p, long *q)
+{
+	int v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(p, v + 1, __ATOMIC_RELEASE);
+	v += __atomic_fetch_add(p, 2, __ATOMIC_SEQ_CST);
+	__atomic_compare_exchange_n(q, &(long){ 0 }, 7, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return v;
+}
+
+/* A compare-and-swap loop of runtime calls: the ABI has no fetch_max. */
+int atomic_max(int *p, int v)
+{
+	return __atomic_fetch_max(p, v, __ATOMIC_RELAXED);
+}
+
+/* The runtime's memcpy and memset, which check the bytes they touch. */
+void block_copy(char *dst, const char *src, size_t n)
+{
+	memcpy(dst, src, n);
+	memset(dst + n, 0, n);
+}
+
+/* A range check: 3 bytes is no size the check has. */
+struct three {
+	char b[3];
+};
+
+void odd_size(volatile struct three *dst, struct three v)
+{
+	*dst = v;
+}
