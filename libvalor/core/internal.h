@@ -309,7 +309,8 @@ static inline uint64_t *rfilter_tag_of(struct rfilter *f, uint64_t cell)
 /* The mask byte of @cell; the chunk's 128 start at the one of cell 0. */
 static inline uint8_t *rfilter_mask_of(struct rfilter *f, uint64_t cell)
 {
-	return &f->mask[0][cell & (RFILTER_ENTRIES * RFILTER_CHUNK_CELLS - 1)];
+	return (uint8_t *)f->mask +
+	       (cell & (RFILTER_ENTRIES * RFILTER_CHUNK_CELLS - 1));
 }
 
 static inline uint64_t rfilter_tag(uint64_t cell, uint32_t rgen)

@@ -171,6 +171,55 @@ rfilter_note(struct valor_thread *th, uint64_t cell, uint8_t m)
 	*rfilter_mask_of(th->rfilter, cell) |= m;
 }
 
+/* Whether the filter holds bytes @need of @cell from this region. */
+static inline __attribute__((always_inline)) bool
+rfilter_holds(struct valor_thread *th, uint64_t cell, uint8_t need)
+{
+	return *rfilter_tag_of(th->rfilter, cell) ==
+		       rfilter_tag(cell, th->rgen) &&
+	       (*rfilter_mask_of(th->rfilter, cell) & need) == need;
+}
+
+/*
+ * Whether the filter holds every byte of [@addr, @addr + @len), @len > 0:
+ * a range this region has read already, which a read of it again need
+ * not log (what the fast check decides for each access, for a whole
+ * range at once: a row read again for every column of a matrix
+ * product).  The cells between the two ends need full masks: one tag
+ * per chunk and an AND over its mask bytes.
+ */
+static inline bool rfilter_holds_range(struct valor_thread *th, uintptr_t addr,
+				       size_t len)
+{
+	uint64_t first = addr >> CELL_SHIFT;
+	uint64_t last = (addr + len - 1) >> CELL_SHIFT;
+	uint8_t head = (uint8_t)(0xffU << (addr & (CELL_SIZE - 1)));
+	uint8_t tail =
+		(uint8_t)(0xffU >> (CELL_SIZE - 1 -
+				    ((addr + len - 1) & (CELL_SIZE - 1))));
+
+	if (first == last)
+		return rfilter_holds(th, first, head & tail);
+	if (!rfilter_holds(th, first, head) || !rfilter_holds(th, last, tail))
+		return false;
+	for (uint64_t cell = first + 1, end; cell < last; cell = end + 1) {
+		const uint8_t *m = rfilter_mask_of(th->rfilter, cell);
+		uint8_t all = 0xff;
+
+		end = cell | (RFILTER_CHUNK_CELLS - 1);
+		if (end > last - 1)
+			end = last - 1;
+		if (*rfilter_tag_of(th->rfilter, cell) !=
+		    rfilter_tag(cell, th->rgen))
+			return false;
+		for (uint64_t i = 0; i <= end - cell; i++)
+			all &= m[i];
+		if (all != 0xff)
+			return false;
+	}
+	return true;
+}
+
 /* Log a read of a compact cell; inline in the runtime's slow path too. */
 static inline __attribute__((always_inline)) int
 valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,

@@ -8,9 +8,9 @@
  * apart; only its calls out of line differ.
  *
  * Valor's fast path is inlined whole.  A thread on any other path
- * (FastRCD and FastTrack, a thread not analysed yet) costs a call: it is
- * rarely the common case, and inlining the happens-before check as well
- * would double the code every access adds.
+ * (FastRCD and FastTrack, a thread not analysed yet) costs a call to the
+ * ABI entry point of the same size: inlining the happens-before check
+ * as well would double the code every access adds.
  */
 #define VALOR_CHECK_IN_PROGRAM
 #define CALL_READ_FIRST(addr, m, site, w) \
@@ -21,8 +21,14 @@
 #include "pass_abi.h"
 #include "tsan_access.h"
 
-static inline __attribute__((always_inline)) void check(void *addr, size_t size,
-							bool is_write)
+/*
+ * @abi_entry: the ThreadSanitizer ABI's entry point for the same access
+ * (tsan_access.c), for the threads the inline check leaves to the
+ * runtime: called straight from the program, it takes the access's site
+ * from its return address like the check's own slow paths.
+ */
+static inline __attribute__((always_inline)) void
+check(void *addr, size_t size, bool is_write, void (*abi_entry)(void *))
 {
 	/* NULL unless the thread runs analysed and is not busy (rt.h). */
 	struct valor_thread *th = rt_cur_vt;
@@ -33,7 +39,7 @@ static inline __attribute__((always_inline)) void check(void *addr, size_t size,
 		if (th->mode == THREAD_ALONE)
 			th->st.accesses_alone++;
 		else
-			__valor_pass_access(addr, size, is_write);
+			abi_entry(addr);
 		return;
 	}
 	/* Two cells, two looks, as on_access() does. */
@@ -46,14 +52,16 @@ static inline __attribute__((always_inline)) void check(void *addr, size_t size,
 	on_access_fast(th, (uintptr_t)addr, size, is_write, 0);
 }
 
-#define DEFINE_CHECK(size)                         \
-	void __valor_check_read##size(void *addr)  \
-	{                                          \
-		check(addr, size, false);          \
-	}                                          \
-	void __valor_check_write##size(void *addr) \
-	{                                          \
-		check(addr, size, true);           \
+#define DEFINE_CHECK(size)                                   \
+	void __tsan_read##size(void *addr);                  \
+	void __tsan_write##size(void *addr);                 \
+	void __valor_check_read##size(void *addr)            \
+	{                                                    \
+		check(addr, size, false, __tsan_read##size); \
+	}                                                    \
+	void __valor_check_write##size(void *addr)           \
+	{                                                    \
+		check(addr, size, true, __tsan_write##size); \
 	}
 
 DEFINE_CHECK(1)

@@ -15,9 +15,10 @@
  *    inlines it: the runtime's own fast path, compiled to bitcode from
  *    libvalor/instrument/check.c and embedded here
  *    (libvalor/runtime/pass_abi.h is the contract);
- *  - turns atomics, fences, memcpy/memmove/memset, vtable pointer
- *    accesses and odd-sized accesses into the ThreadSanitizer ABI calls
- *    the runtime implements.
+ *  - turns atomics, fences, vtable pointer accesses and odd-sized
+ *    accesses into the ThreadSanitizer ABI calls the runtime implements,
+ *    and memcpy/memmove/memset into checks of their pieces (a few
+ *    bytes) or calls to the C library's, which the runtime intercepts.
  *
  * It inserts no function entry or exit hooks.  In a module that may
  * become part of a shared library (PIC, not PIE) the checks stay calls
@@ -29,6 +30,9 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Analysis/CaptureTracking.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
@@ -48,7 +52,9 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #include "pass_abi_version.h"
 
@@ -72,12 +78,14 @@ const char *const TsanAccess[2][5] = {
 	  "__tsan_write16" },
 };
 const char ReadRange[] = "__tsan_read_range";
+const char PassReadRange[] = "__valor_pass_read_range";
 const char WriteRange[] = "__tsan_write_range";
 const char VptrRead[] = "__tsan_vptr_read";
 const char VptrUpdate[] = "__tsan_vptr_update";
-const char Memcpy[] = "__tsan_memcpy";
-const char Memmove[] = "__tsan_memmove";
-const char Memset[] = "__tsan_memset";
+/* The C library's: the runtime intercepts them. */
+const char Memcpy[] = "memcpy";
+const char Memmove[] = "memmove";
+const char Memset[] = "memset";
 const char ThreadFence[] = "__tsan_atomic_thread_fence";
 const char SignalFence[] = "__tsan_atomic_signal_fence";
 const char AbiSymbol[] = VALOR_PASS_ABI_SYMBOL_NAME;
@@ -96,6 +104,10 @@ static cl::opt<bool> ClElide("valor-elide-redundant",
 			     cl::desc("drop checks a dominating check of the "
 				      "same address makes redundant"),
 			     cl::init(true), cl::Hidden);
+static cl::opt<bool> ClCoalesce("valor-coalesce-loops",
+				cl::desc("check a loop's contiguous accesses "
+					 "once, as ranges, before the loop"),
+				cl::init(true), cl::Hidden);
 static cl::opt<bool> ClStats("valor-stats",
 			     cl::desc("print what the pass did per module"),
 			     cl::init(false), cl::Hidden);
@@ -117,6 +129,7 @@ struct Access {
 
 struct Stats {
 	unsigned Checked = 0, Elided = 0, Ranges = 0, Vptrs = 0;
+	unsigned Coalesced = 0, LoopRanges = 0;
 	unsigned Atomics = 0, MemOps = 0, Locals = 0;
 };
 
@@ -156,6 +169,9 @@ int failureOrder(int Mo)
 }
 
 /* log2 of the sizes the ABI has functions for, or -1. */
+/* The largest constant memcpy/memset kept inline, checked piece by piece. */
+const uint64_t MaxInlineBlock = 64;
+
 int sizeIndex(uint64_t Size)
 {
 	switch (Size) {
@@ -204,10 +220,12 @@ class Instrumenter {
 	bool isLocal(const Value *Obj);
 	bool mayBeShared(Value *Ptr, bool IsWrite);
 	bool elide(Function &F, SmallVectorImpl<Access> &Accesses);
+	void coalesce(Function &F, SmallVectorImpl<Access> &Accesses);
 	void insertCheck(const Access &A);
 	void lowerAtomic(Instruction *I);
 	void lowerRMWByCAS(AtomicRMWInst *RMW, Value *Ptr, Type *Ty, int Mo);
-	void lowerMemIntrinsic(MemIntrinsic *MI);
+	bool splitBlockOp(MemIntrinsic *MI, SmallVectorImpl<Access> &Accesses);
+	void lowerBlockOp(MemIntrinsic *MI);
 	bool linkAndInline();
 	void markModule();
 	FunctionCallee atomicFn(const char *Op, unsigned Bits, Type *Ret,
@@ -406,6 +424,8 @@ bool Instrumenter::elide(Function &F, SmallVectorImpl<Access> &Accesses)
 
 			if (A.Size < B.Size || (B.IsWrite && !A.IsWrite))
 				continue;
+			if (A.Inst == B.Inst) /* pieces of one block op */
+				continue;
 			if (!DT.dominates(A.Inst, B.Inst))
 				continue;
 			if (A.Inst->getParent() == B.Inst->getParent()) {
@@ -441,6 +461,203 @@ DebugLoc locationFor(Instruction *I)
 	if (DISubprogram *SP = I->getFunction()->getSubprogram())
 		return DILocation::get(I->getContext(), SP->getLine(), 0, SP);
 	return DebugLoc();
+}
+
+/*
+ * A loop whose accesses can be checked before it, as ranges: nothing in
+ * it may synchronize, and it leaves only from its latch, so that once
+ * entered (from its preheader) it runs every block that dominates the
+ * latch on every iteration, to the count ScalarEvolution computes.
+ */
+bool coalescable(Loop *L, bool NeedPreheader = true)
+{
+	if ((NeedPreheader && !L->getLoopPreheader()) || !L->getLoopLatch() ||
+	    L->getExitingBlock() != L->getLoopLatch())
+		return false;
+	for (BasicBlock *BB : L->blocks())
+		for (Instruction &I : *BB)
+			if (maySync(I))
+				return false;
+	return true;
+}
+
+/*
+ * Check the accesses of coalescable loops that, together, walk one block
+ * of memory, once, before the loop, as a range: one call instead of a
+ * check per access and iteration.  Every conflict that check finds is a
+ * race of the accesses it stands for: they all run after it in the same
+ * region, since nothing in between may synchronize
+ * (Documentation/instrumentation-pass.md).  The accesses it covers are
+ * dropped from @Accesses.
+ *
+ * Accesses are grouped by loop, kind, step and base address; a group
+ * covers one block when the bytes its members touch in one iteration
+ * are one span at least a step long, so that consecutive iterations'
+ * spans meet: an array walked element by element, or by an unrolled or
+ * vectorized loop (four vector stores 16 bytes apart, stepping by 64),
+ * or a struct's fields walked together.  A strided walk (every other
+ * element) is no block: its gaps may be another thread's.
+ */
+void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
+{
+	LoopInfo *LIp = &FAM.getResult<LoopAnalysis>(F);
+
+	if (LIp->empty())
+		return;
+	/*
+	 * The end of the pipeline leaves many loops without a preheader
+	 * (the entry test branches straight to the header): give the ones
+	 * that qualify otherwise a block for their range checks, then ask
+	 * again for the analyses that changed.
+	 */
+	bool Split = false;
+	DominatorTree *DTp = &FAM.getResult<DominatorTreeAnalysis>(F);
+	for (Loop *L : LIp->getLoopsInPreorder())
+		if (!L->getLoopPreheader() && coalescable(L, false))
+			Split |= InsertPreheaderForLoop(L, DTp, LIp, nullptr,
+							false) != nullptr;
+	if (Split) {
+		PreservedAnalyses PA;
+
+		PA.preserve<DominatorTreeAnalysis>();
+		PA.preserve<LoopAnalysis>();
+		FAM.invalidate(F, PA);
+	}
+	LoopInfo &LI = FAM.getResult<LoopAnalysis>(F);
+	ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+
+	struct Group {
+		Loop *L;
+		bool IsWrite;
+		int64_t Step;
+		const SCEV *Base;
+		SmallVector<unsigned, 4> Members; /* indices in Accesses */
+		SmallVector<std::pair<int64_t, int64_t>, 4> Spans;
+	};
+	SmallVector<Group, 16> Groups;
+	DenseMap<Loop *, bool> Ok;
+	SmallVector<bool, 64> Moved(Accesses.size(), false);
+
+	for (unsigned I = 0; I < Accesses.size(); I++) {
+		const Access &A = Accesses[I];
+		Loop *L = LI.getLoopFor(A.Inst->getParent());
+
+		if (!L || !(isa<LoadInst>(A.Inst) || isa<StoreInst>(A.Inst)) ||
+		    A.Inst->isVolatile() || isVtableAccess(A.Inst))
+			continue;
+		auto It = Ok.find(L);
+		if (It == Ok.end())
+			It = Ok.insert({ L,
+					 coalescable(L) &&
+						 !isa<SCEVCouldNotCompute>(
+							 SE.getBackedgeTakenCount(
+								 L)) })
+				     .first;
+		if (!It->second ||
+		    !DT.dominates(A.Inst->getParent(), L->getLoopLatch()))
+			continue;
+		auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(A.Ptr));
+		if (!AR || AR->getLoop() != L || !AR->isAffine())
+			continue;
+		auto *StepC = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+		if (!StepC || StepC->getAPInt().getMinSignedBits() > 48 ||
+		    StepC->isZero())
+			continue;
+		int64_t Step = StepC->getAPInt().getSExtValue();
+		Group *G = nullptr;
+		int64_t Off = 0;
+		for (Group &H : Groups) {
+			if (H.L != L || H.IsWrite != A.IsWrite ||
+			    H.Step != Step)
+				continue;
+			auto *D = dyn_cast<SCEVConstant>(
+				SE.getMinusSCEV(AR->getStart(), H.Base));
+			if (D && D->getAPInt().getMinSignedBits() <= 48) {
+				G = &H;
+				Off = D->getAPInt().getSExtValue();
+				break;
+			}
+		}
+		if (!G) {
+			Groups.push_back(
+				{ L, A.IsWrite, Step, AR->getStart(), {}, {} });
+			G = &Groups.back();
+		}
+		G->Members.push_back(I);
+		G->Spans.push_back({ Off, Off + (int64_t)A.Size });
+	}
+
+	/* Writes first: a write range covers a read range of the same bytes. */
+	std::stable_sort(Groups.begin(), Groups.end(),
+			 [](const Group &X, const Group &Y) {
+				 return X.IsWrite > Y.IsWrite;
+			 });
+	struct Emitted {
+		Loop *L;
+		const SCEV *Lo, *Len;
+	};
+	SmallVector<Emitted, 16> Done;
+	SCEVExpander Expander(SE, DL, "valor.range");
+
+	for (Group &G : Groups) {
+		llvm::sort(G.Spans);
+		int64_t Lo = G.Spans[0].first, Hi = G.Spans[0].second;
+		bool OneSpan = true;
+		for (auto &Sp : G.Spans) {
+			if (Sp.first > Hi)
+				OneSpan = false;
+			Hi = std::max(Hi, Sp.second);
+		}
+		uint64_t Abs = G.Step < 0 ? -(uint64_t)G.Step :
+					    (uint64_t)G.Step;
+		if (!OneSpan || (uint64_t)(Hi - Lo) < Abs)
+			continue;
+		Instruction *At = G.L->getLoopPreheader()->getTerminator();
+		const SCEV *N = SE.getTruncateOrZeroExtend(
+			SE.getBackedgeTakenCount(G.L), IntPtr);
+		const SCEV *Span =
+			SE.getMulExpr(SE.getConstant(IntPtr, Abs), N);
+		const SCEV *Len =
+			SE.getAddExpr(Span, SE.getConstant(IntPtr, Hi - Lo));
+		const SCEV *First = SE.getAddExpr(
+			G.Base, SE.getConstant(IntPtr, Lo, /*isSigned=*/true));
+		const SCEV *LoS =
+			G.Step > 0 ?
+				First :
+				SE.getAddExpr(First, SE.getNegativeSCEV(Span));
+		if (!isSafeToExpandAt(LoS, At, SE) ||
+		    !isSafeToExpandAt(Len, At, SE))
+			continue;
+		for (unsigned I : G.Members)
+			Moved[I] = true;
+		St.Coalesced += G.Members.size();
+		bool Covered = false;
+		for (const Emitted &E : Done)
+			Covered |= E.L == G.L && E.Lo == LoS && E.Len == Len;
+		if (Covered)
+			continue;
+		Done.push_back({ G.L, LoS, Len });
+		St.LoopRanges++;
+
+		Instruction *Site = Accesses[G.Members[0]].Inst;
+		Value *LoV = Expander.expandCodeFor(LoS, LoS->getType(), At);
+		Value *LenV = Expander.expandCodeFor(Len, IntPtr, At);
+		IRBuilder<> IRB(At);
+		IRB.SetCurrentDebugLocation(locationFor(Site));
+		IRB.CreateCall(M.getOrInsertFunction(
+				       G.IsWrite    ? names::WriteRange :
+				       InlineChecks ? names::PassReadRange :
+						      names::ReadRange,
+				       Type::getVoidTy(C), I8Ptr, IntPtr),
+			       { IRB.CreatePointerCast(LoV, I8Ptr), LenV });
+	}
+
+	SmallVector<Access, 64> Rest;
+	for (unsigned I = 0; I < Accesses.size(); I++)
+		if (!Moved[I])
+			Rest.push_back(Accesses[I]);
+	Accesses.assign(Rest.begin(), Rest.end());
 }
 
 void Instrumenter::insertCheck(const Access &A)
@@ -683,15 +900,62 @@ void Instrumenter::lowerAtomic(Instruction *I)
 	}
 }
 
-/* memcpy, memmove, memset: the runtime's versions check the bytes too. */
-void Instrumenter::lowerMemIntrinsic(MemIntrinsic *MI)
+/*
+ * A block operation of a few bytes stays inline (the back end turns it
+ * into a couple of moves): it gets a check per piece of at most 16
+ * bytes, as the loads and stores it stands for would.  Returns false for
+ * the others.
+ */
+bool Instrumenter::splitBlockOp(MemIntrinsic *MI,
+				SmallVectorImpl<Access> &Accesses)
+{
+	auto *Len = dyn_cast<ConstantInt>(MI->getLength());
+
+	if (!Len || Len->getZExtValue() > MaxInlineBlock)
+		return false;
+	uint64_t N = Len->getZExtValue();
+	auto Pieces = [&](Value *Base, bool IsWrite) {
+		if (!mayBeShared(Base, IsWrite))
+			return;
+		IRBuilder<> IRB(MI);
+		Value *P = IRB.CreatePointerCast(Base, I8Ptr);
+
+		for (uint64_t Off = 0; Off < N;) {
+			uint64_t Piece = 16;
+
+			while (Piece > N - Off)
+				Piece /= 2;
+			Value *Ptr = Off ? IRB.CreateConstInBoundsGEP1_64(
+						   IRB.getInt8Ty(), P, Off) :
+					   Base;
+			Accesses.push_back({ MI, Ptr, Piece, IsWrite });
+			Off += Piece;
+		}
+	};
+	if (auto *MT = dyn_cast<MemTransferInst>(MI))
+		Pieces(MT->getSource(), false);
+	Pieces(MI->getDest(), true);
+	St.MemOps++;
+	return true;
+}
+
+/*
+ * Any other memcpy, memmove, memset: a call to the C library's, which
+ * the runtime intercepts (it checks the bytes, then does the copy with
+ * the C library's own code).  Clang's ThreadSanitizer does the same.
+ */
+void Instrumenter::lowerBlockOp(MemIntrinsic *MI)
 {
 	IRBuilder<> IRB(MI);
-	Value *Len = IRB.CreateIntCast(MI->getLength(), IntPtr, false);
+	Value *Len;
 
 	if (MI->getDestAddressSpace() != 0)
 		return;
+	if (auto *MT = dyn_cast<MemTransferInst>(MI))
+		if (MT->getSourceAddressSpace() != 0)
+			return;
 	IRB.SetCurrentDebugLocation(locationFor(MI));
+	Len = IRB.CreateIntCast(MI->getLength(), IntPtr, false);
 	if (auto *MS = dyn_cast<MemSetInst>(MI)) {
 		IRB.CreateCall(M.getOrInsertFunction(names::Memset, I8Ptr,
 						     I8Ptr, I32, IntPtr),
@@ -699,8 +963,6 @@ void Instrumenter::lowerMemIntrinsic(MemIntrinsic *MI)
 				 IRB.CreateIntCast(MS->getValue(), I32, false),
 				 Len });
 	} else if (auto *MT = dyn_cast<MemTransferInst>(MI)) {
-		if (MT->getSourceAddressSpace() != 0)
-			return;
 		IRB.CreateCall(
 			M.getOrInsertFunction(isa<MemMoveInst>(MT) ?
 						      names::Memmove :
@@ -754,11 +1016,14 @@ bool Instrumenter::instrumentFunction(Function &F)
 					  DL.getTypeStoreSize(Ty).getFixedSize(),
 					  true });
 		} else if (auto *MI = dyn_cast<MemIntrinsic>(&I)) {
-			MemOps.push_back(MI);
+			if (!splitBlockOp(MI, Accesses))
+				MemOps.push_back(MI);
 		}
 	}
 	if (Accesses.empty() && Atomics.empty() && MemOps.empty())
 		return false;
+	if (ClCoalesce)
+		coalesce(F, Accesses);
 	if (ClElide)
 		elide(F, Accesses);
 	for (const Access &A : Accesses)
@@ -767,7 +1032,7 @@ bool Instrumenter::instrumentFunction(Function &F)
 	for (Instruction *I : Atomics)
 		lowerAtomic(I);
 	for (MemIntrinsic *MI : MemOps)
-		lowerMemIntrinsic(MI);
+		lowerBlockOp(MI);
 	return true;
 }
 
@@ -860,9 +1125,11 @@ bool Instrumenter::run()
 	if (ClStats)
 		errs() << "valor pass: " << M.getSourceFileName() << ": "
 		       << St.Checked << " checks, " << St.Elided << " elided, "
-		       << St.Ranges << " ranges, " << St.Vptrs << " vptr, "
-		       << St.Atomics << " atomics, " << St.MemOps
-		       << " mem ops, " << St.Locals << " local accesses\n";
+		       << St.Coalesced << " coalesced into " << St.LoopRanges
+		       << " loop ranges, " << St.Ranges << " ranges, "
+		       << St.Vptrs << " vptr, " << St.Atomics << " atomics, "
+		       << St.MemOps << " mem ops, " << St.Locals
+		       << " local accesses\n";
 	return true;
 }
 

@@ -20,11 +20,14 @@
  * the filter, the shadow table), or when an entry point below changes.
  *
  * What the pass emits for the rest of a program's memory operations is
- * the ThreadSanitizer ABI the runtime already implements:
- * __tsan_{read,write}_range, __tsan_vptr_{read,update},
- * __tsan_mem{cpy,move,set} and the __tsan_atomic* operations.  Each of
- * those, and each entry point below, takes its return address as the
- * access's site: it is called straight from the instrumented function.
+ * the ThreadSanitizer ABI the runtime already implements (the inlined
+ * check itself calls __tsan_{read,write}N for a thread not on Valor's
+ * fast path): __tsan_{read,write}_range (odd sizes, and the ranges a
+ * loop's accesses are checked as), __tsan_vptr_{read,update} and the
+ * __tsan_atomic* operations, and calls to memcpy, memmove and memset,
+ * which the runtime intercepts.  Each of those, and each entry point
+ * below, takes its return address as the access's site: it is called
+ * straight from the instrumented function.
  */
 #ifndef VALOR_RUNTIME_PASS_ABI_H
 #define VALOR_RUNTIME_PASS_ABI_H
@@ -39,11 +42,7 @@ void __valor_pass_read_first(uintptr_t addr, uint8_t m, uint64_t w);
 void __valor_pass_access_slow(uintptr_t addr, size_t size,
 			      enum valor_fast_action a, shadow_word *p,
 			      uint64_t w);
-/*
- * An access the inlined check leaves whole to the runtime: a thread not
- * on Valor's fast path (FastRCD, FastTrack, a thread that cannot be
- * analysed yet).  Sizes 1, 2, 4, 8 and 16.
- */
-void __valor_pass_access(void *addr, size_t size, bool is_write);
+/* A range of reads the pass checks before a loop. */
+void __valor_pass_read_range(void *addr, size_t len);
 
 #endif /* VALOR_RUNTIME_PASS_ABI_H */

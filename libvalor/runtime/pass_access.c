@@ -26,7 +26,20 @@ PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
 	on_access_slow(addr, size, SITE(), a, p, w);
 }
 
-PASS_ENTRY void __valor_pass_access(void *addr, size_t size, bool is_write)
+/*
+ * A loop's reads, checked once before it (the pass's loop coalescing):
+ * nothing to do when this region has read every byte already (the
+ * filter says so without a look at the cells); otherwise what
+ * __tsan_read_range does.
+ */
+PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 {
-	on_access(addr, size, is_write, SITE());
+	struct valor_thread *th = rt_cur_vt;
+
+	if (!len)
+		return;
+	if (th && th->mode == THREAD_FAST &&
+	    rfilter_holds_range(th, (uintptr_t)addr, len))
+		return;
+	on_access(addr, len, false, SITE());
 }

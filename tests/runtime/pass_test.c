@@ -12,7 +12,9 @@
  *   - arrays that never leave their function and functions marked
  *     no_sanitize("thread") get no checks;
  *   - atomics and fences become the runtime's calls with their memory
- *     orders; block copies and odd sizes become its copy and range calls;
+ *     orders; odd sizes become its range calls; a small block copy gets
+ *     a check per piece, other block operations call the C library's
+ *     (which the runtime intercepts);
  *   - by default every check is inlined, the module names the ABI
  *     version, and position-independent code for a shared library keeps
  *     calls to the exported entry points.
@@ -25,6 +27,8 @@
 #include <stdint.h>
 
 #include "kselftest_harness.h"
+#include "json_lines.h"
+#include "reports.h"
 #include "run_program.h"
 
 #define EXIT_USAGE 2
@@ -145,7 +149,9 @@ static int count_in(const char *ir, const char *fn, const char *needle)
 		       n, _got < 0 ? " (no such function)" : "");             \
 	} while (0)
 
-#define CALLS_OFF "-mllvm", "-valor-inline-checks=0"
+/* Checks as calls, one per access (loops not coalesced), to be counted. */
+#define CALLS_OFF \
+	"-mllvm", "-valor-inline-checks=0", "-mllvm", "-valor-coalesce-loops=0"
 
 TEST_F_TIMEOUT(shapes, a_dominating_check_of_the_same_address_covers, 120)
 {
@@ -221,12 +227,17 @@ TEST_F_TIMEOUT(shapes, atomics_become_runtime_calls_with_their_orders, 120)
 	EXPECT_EQ(0, count_in(self->ir, "atomic_max", "atomicrmw"));
 }
 
-TEST_F_TIMEOUT(shapes, block_copies_and_odd_sizes_use_the_runtimes_calls, 120)
+TEST_F_TIMEOUT(shapes, block_copies_and_odd_sizes_are_checked, 120)
 {
 	ASSERT_TRUE(compile_ir(_metadata, self, "blocks", CALLS_OFF, NULL));
-	EXPECT_CALLS(self->ir, "block_copy", "__tsan_memcpy", 1);
-	EXPECT_CALLS(self->ir, "block_copy", "__tsan_memset", 1);
+	EXPECT_CALLS(self->ir, "block_copy", "memcpy", 1);
+	EXPECT_CALLS(self->ir, "block_copy", "memset", 1);
 	EXPECT_EQ(0, count_in(self->ir, "block_copy", "@llvm.mem"));
+	EXPECT_CALLS(self->ir, "small_copy", "__tsan_read16", 1);
+	EXPECT_CALLS(self->ir, "small_copy", "__tsan_read8", 1);
+	EXPECT_CALLS(self->ir, "small_copy", "__tsan_write16", 1);
+	EXPECT_CALLS(self->ir, "small_copy", "__tsan_write8", 1);
+	EXPECT_EQ(0, count_in(self->ir, "small_copy", "@memcpy("));
 	EXPECT_LT(0, count_in(self->ir, "odd_size", "@__tsan_write_range("));
 }
 
@@ -239,7 +250,6 @@ TEST_F_TIMEOUT(shapes, checks_are_inlined_by_default, 120)
 {
 	ASSERT_TRUE(compile_ir(_metadata, self, "inlined", NULL));
 	EXPECT_EQ(NULL, strstr(self->ir, "@__valor_check_"));
-	EXPECT_EQ(NULL, strstr(self->ir, "@__tsan_read4("));
 	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_read_first("));
 	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_abi_v1 "));
 	EXPECT_LT(0, count_in(self->ir, "reread", "@rt_cur_vt"));
@@ -260,6 +270,148 @@ TEST_F_TIMEOUT(shapes, abi_tsan_is_clangs_own_instrumentation, 120)
 	ASSERT_TRUE(compile_ir(_metadata, self, "tsan", "--abi=tsan", NULL));
 	EXPECT_CALLS(self->ir, "reread", "__tsan_read4", 2);
 	EXPECT_EQ(NULL, strstr(self->ir, "__valor_pass"));
+}
+
+/* Checks as calls, loops coalesced (the default). */
+#define COALESCE "-mllvm", "-valor-inline-checks=0", "-fno-vectorize"
+
+/*
+ * Loops are coalesced: a loop's accesses that walk a block of memory, on
+ * every iteration, in a loop nothing in which may synchronize and that
+ * runs to its count, are checked once before the loop as a range.
+ */
+TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "coalesced", COALESCE, NULL));
+	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read4", 0);
+	EXPECT_CALLS(self->ir, "strided", "__tsan_write_range", 0);
+	EXPECT_CALLS(self->ir, "strided", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read_range", 0);
+	EXPECT_LT(0,
+		  count_in(self->ir, "sum_until_negative", "@__tsan_read4("));
+	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "copy_some", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "copy_some", "__tsan_write4", 1);
+
+	/* -valor-coalesce-loops=0 turns it off. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "uncoalesced", CALLS_OFF,
+			       "-fno-vectorize", NULL));
+	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read4", 1);
+}
+
+/* The 1-based line of @path holding @marker, or -1. */
+static int line_of_marker(const char *path, const char *marker)
+{
+	char *text = read_file(path, NULL), *hit;
+	int line = 1;
+
+	if (!text)
+		return -1;
+	hit = strstr(text, marker);
+	for (char *p = text; hit && p < hit; p++)
+		line += *p == '\n';
+	free(text);
+	return hit ? line : -1;
+}
+
+/*
+ * Ranges are exact at run time too: on loop_ranges.c, whose loops are
+ * coalesced, each analysis reports T2's read of T1's bytes and nothing
+ * else -- no conflict from a range one element too long where the two
+ * threads' halves meet.
+ */
+TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
+{
+	static const char *const analyses[] = { "valor", "fastrcd",
+						"fasttrack" };
+	struct run_reports *rep = malloc(sizeof(*rep));
+	char src[PATH_MAX], sched[PATH_MAX], bin[PATH_MAX], log[PATH_MAX];
+	char support[PATH_MAX], opts[2 * PATH_MAX], out[PATH_MAX];
+	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	int wline, rline;
+
+	ASSERT_NE(NULL, rep);
+	ASSERT_NE(NULL, cmd);
+	pathf(src, sizeof(src), "%s/tests/runtime/programs/loop_ranges.c",
+	      self->tree.root);
+	pathf(support, sizeof(support), "%s/tests/runtime/corpus/support",
+	      self->tree.root);
+	pathf(bin, sizeof(bin), "%s/loop_ranges", self->out);
+	wline = line_of_marker(src, "racy: write");
+	rline = line_of_marker(src, "racy: read");
+	ASSERT_LT(0, wline);
+	ASSERT_LT(0, rline);
+	ASSERT_TRUE(build_sched(_metadata, &self->tree, "clang", self->out,
+				sched, sizeof(sched)));
+	argv_init(cmd);
+	argv_add(cmd, "%s", self->tree.valor);
+	argv_add(cmd, "cc");
+	argv_add(cmd, "--compiler=clang");
+	argv_add(cmd, "-O2");
+	argv_add(cmd, "-mllvm");
+	argv_add(cmd, "-valor-stats");
+	argv_add(cmd, "-iquote");
+	argv_add(cmd, "%s", support);
+	argv_add(cmd, "-o");
+	argv_add(cmd, "%s", bin);
+	argv_add(cmd, "%s", src);
+	argv_add(cmd, "%s", sched);
+	pathf(log, sizeof(log), "%s/loop_ranges.build.log", self->out);
+	ASSERT_TRUE(build_step(_metadata, cmd, log));
+	/* The build did coalesce (else this tests nothing new). */
+	{
+		char *text = read_file(log, NULL);
+
+		ASSERT_NE(NULL, text);
+		EXPECT_EQ(NULL, strstr(text, " 0 loop ranges"))
+		TH_LOG("no loop was coalesced: %s", text);
+		free(text);
+	}
+
+	for (size_t a = 0; a < sizeof(analyses) / sizeof(analyses[0]); a++) {
+		char *argv[] = { bin, NULL };
+		char *env[] = { opts, NULL };
+		struct run_result r;
+		int right = 0;
+
+		pathf(log, sizeof(log), "%s/loop_ranges.%s.json", self->out,
+		      analyses[a]);
+		pathf(out, sizeof(out), "%s/loop_ranges.%s.out", self->out,
+		      analyses[a]);
+		unlink(log);
+		pathf(opts, sizeof(opts),
+		      "VALOR_OPTIONS=analysis=%s json=1 log_path=%s",
+		      analyses[a], log);
+		ASSERT_EQ(0, run_command(argv, env, out, &r));
+		EXPECT_TRUE(r.exited && r.status == 66)
+		TH_LOG("%s: exit %d: %s", analyses[a], r.status, r.output);
+		run_result_free(&r);
+		{
+			char *text = read_file(log, NULL);
+
+			parse_reports(text ? text : "", rep);
+			free(text);
+		}
+		for (int k = 0; k < rep->n; k++) {
+			char d[512];
+
+			describe_conflict(&rep->c[k], d, sizeof(d));
+			EXPECT_TRUE(rep->c[k].first.line == wline &&
+				    rep->c[k].second.line == rline)
+			TH_LOG("%s: unexpected conflict %s", analyses[a], d);
+			right += rep->c[k].kind == 1 &&
+				 rep->c[k].first.line == wline &&
+				 rep->c[k].second.line == rline;
+		}
+		EXPECT_LT(0, right)
+		TH_LOG("%s: no write-read conflict %d -> %d", analyses[a],
+		       wline, rline);
+	}
+	free(cmd);
+	free(rep);
 }
 
 /* valor cc refuses what cannot work, saying what to do instead. */

@@ -154,11 +154,17 @@ int atomic_max(int *p, int v)
 	return __atomic_fetch_max(p, v, __ATOMIC_RELAXED);
 }
 
-/* The runtime's memcpy and memset, which check the bytes they touch. */
+/* Calls to the C library's memcpy and memset, which the runtime intercepts. */
 void block_copy(char *dst, const char *src, size_t n)
 {
 	memcpy(dst, src, n);
 	memset(dst + n, 0, n);
+}
+
+/* A copy of a few bytes stays inline, with checks of 16 and 8 bytes. */
+void small_copy(char *dst, const char *src)
+{
+	memcpy(dst, src, 24);
 }
 
 /* A range check: 3 bytes is no size the check has. */
@@ -169,4 +175,55 @@ struct three {
 void odd_size(volatile struct three *dst, struct three v)
 {
 	*dst = v;
+}
+
+/* Coalesced: one read range before the loop, no check in it. */
+long sum_array(const int *a, long n)
+{
+	long s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += a[i];
+	return s;
+}
+
+/* Not coalesced: every other element is no block of memory. */
+void strided(int *a, long n)
+{
+	for (long i = 0; i < n; i++)
+		a[2 * i] = 0;
+}
+
+/* Not coalesced: the loop may leave before it has read them all. */
+long sum_until_negative(const int *a, long n)
+{
+	long s = 0;
+
+	for (long i = 0; i < n; i++) {
+		if (a[i] < 0)
+			break;
+		s += a[i];
+	}
+	return s;
+}
+
+/* Not coalesced: a lock in the loop. */
+long sum_locked(const int *a, long n)
+{
+	long s = 0;
+
+	for (long i = 0; i < n; i++) {
+		pthread_mutex_lock(&lock);
+		s += a[i];
+		pthread_mutex_unlock(&lock);
+	}
+	return s;
+}
+
+/* b[] is read on every iteration (a range); a[i] only sometimes (checks). */
+void copy_some(int *a, const int *b, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (b[i])
+			a[i] = 1;
 }

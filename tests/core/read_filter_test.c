@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Valor's read filter asked about a whole range at once
+ * (rfilter_holds_range() in libvalor/core/valor_fast.h), which the LLVM
+ * pass's range check before a loop uses to skip a range the region has
+ * read already.  It must say yes exactly when every byte of the range is
+ * in the read log from this region: reads made through the engine's
+ * event API, then the question, byte-exact at both ends, across filter
+ * chunks, and no longer once the region has ended.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <valor/engine.h>
+
+#include "kselftest_harness.h"
+#include "../../libvalor/core/valor_fast.h"
+
+/* Far from anything else, 8-byte aligned; 600 cells span 5 filter chunks. */
+#define BASE 0x40000000ULL
+#define BYTES (600 * CELL_SIZE)
+
+FIXTURE(filter)
+{
+	struct valor_params p;
+	struct valor_ctx *ctx;
+	struct valor_thread *t;
+};
+
+FIXTURE_SETUP(filter)
+{
+	memset(&self->p, 0, sizeof(self->p));
+	self->p.analysis = VALOR_ANALYSIS_VALOR;
+	self->ctx = valor_ctx_new(&self->p);
+	ASSERT_NE(NULL, self->ctx);
+	self->t = valor_thread_create(self->ctx, NULL);
+	ASSERT_NE(NULL, self->t);
+}
+
+FIXTURE_TEARDOWN(filter)
+{
+	if (self->ctx)
+		valor_ctx_free(self->ctx);
+}
+
+static bool holds(FIXTURE_DATA(filter) * self, uint64_t off, size_t len)
+{
+	return rfilter_holds_range(self->t, BASE + off, len);
+}
+
+TEST_F(filter, nothing_read_holds_nothing)
+{
+	EXPECT_FALSE(holds(self, 0, 1));
+	EXPECT_FALSE(holds(self, 0, BYTES));
+}
+
+TEST_F(filter, a_range_read_whole_is_held_to_the_byte)
+{
+	ASSERT_EQ(0, valor_access(self->t, BASE + 4, BYTES - 8, false, 1));
+	EXPECT_TRUE(holds(self, 4, BYTES - 8));
+	EXPECT_TRUE(holds(self, 4, 1));
+	EXPECT_TRUE(holds(self, BYTES - 5, 1));
+	EXPECT_TRUE(holds(self, 1000, 3000));
+	/* One byte past either end. */
+	EXPECT_FALSE(holds(self, 3, BYTES - 7));
+	EXPECT_FALSE(holds(self, 4, BYTES - 7));
+	EXPECT_FALSE(holds(self, 3, 1));
+	EXPECT_FALSE(holds(self, BYTES - 4, 1));
+}
+
+TEST_F(filter, a_cell_missing_in_the_middle_is_seen)
+{
+	/* Cells 0..299 and 301..599: cell 300 is in the third chunk. */
+	ASSERT_EQ(0, valor_access(self->t, BASE, 300 * CELL_SIZE, false, 1));
+	ASSERT_EQ(0, valor_access(self->t, BASE + 301 * CELL_SIZE,
+				  299 * CELL_SIZE, false, 1));
+	EXPECT_TRUE(holds(self, 0, 300 * CELL_SIZE));
+	EXPECT_TRUE(holds(self, 301 * CELL_SIZE, 299 * CELL_SIZE));
+	EXPECT_FALSE(holds(self, 0, BYTES));
+	EXPECT_FALSE(holds(self, 299 * CELL_SIZE, 3 * CELL_SIZE));
+	/* Half of the missing cell read: only that half is held. */
+	ASSERT_EQ(0,
+		  valor_access(self->t, BASE + 300 * CELL_SIZE, 4, false, 1));
+	EXPECT_TRUE(holds(self, 296 * CELL_SIZE, 2 * CELL_SIZE - 4));
+	EXPECT_FALSE(holds(self, 0, BYTES));
+}
+
+TEST_F(filter, writes_are_not_reads)
+{
+	ASSERT_EQ(0, valor_access(self->t, BASE, BYTES, true, 1));
+	EXPECT_FALSE(holds(self, 0, 8));
+}
+
+TEST_F(filter, nothing_is_held_once_the_region_ends)
+{
+	ASSERT_EQ(0, valor_access(self->t, BASE, BYTES, false, 1));
+	ASSERT_TRUE(holds(self, 0, BYTES));
+	ASSERT_EQ(0, valor_region_end(self->t));
+	EXPECT_FALSE(holds(self, 0, BYTES));
+	EXPECT_FALSE(holds(self, 0, 1));
+}
+
+TEST_HARNESS_MAIN
