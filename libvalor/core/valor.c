@@ -507,6 +507,9 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 			rfilter_note(th, cell, m);
 			continue;
 		case VALOR_FAST_WRITE:
+			/* A range's cells, one by one (a loop's range check). */
+			if (valor_o_write_first_try(th, p, cell, w, m, site))
+				continue;
 			if (write_cell_at(th, p, cell, m, site, &eager))
 				goto out; /* out of memory */
 			continue;

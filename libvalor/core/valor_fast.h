@@ -340,13 +340,13 @@ wlog_append_bytes(struct valor_thread *th, uint64_t cell, uint8_t mask,
  * two calls: bytes of a cell no region owns, with no byte behind
  * (vw_after_first_write()), and more bytes of a cell this region owns
  * whose bytes behind are one write behind, an int array's second half
- * (vw_after_catch_up()).
- * Anything else (bytes further behind, an owner, a refined cell, a word
- * changed under us) goes to valor_o_write_cell().
+ * (vw_after_catch_up()).  False when neither applies (bytes further
+ * behind, an owner, a refined cell) or the word changed under us: the
+ * caller takes the general path, which looks at the word again.
  */
-static inline __attribute__((always_inline)) int
-valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
-		    uint64_t w, uint8_t m, uint64_t site)
+static inline __attribute__((always_inline)) bool
+valor_o_write_first_try(struct valor_thread *th, shadow_word *p, uint64_t cell,
+			uint64_t w, uint8_t m, uint64_t site)
 {
 	uint64_t ver = vw_ver(w), nw;
 	uint8_t nm = w & VW_NMASK;
@@ -357,10 +357,10 @@ valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		if (!atomic_compare_exchange_strong_explicit(
 			    p, &w, nw, memory_order_acq_rel,
 			    memory_order_acquire))
-			return valor_o_write_cell(th, p, cell, m, site);
+			return false;
 		th->st.version_bumps++;
 		wlog_append(th, cell, m, ver + 1, site);
-		return 0;
+		return true;
 	}
 	if ((w & VW_ACTIVE) && vw_slot(w) == th->slot && !vw_refined(w) &&
 	    (m & nm) && vw_one_behind(w)) {
@@ -369,10 +369,20 @@ valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		if (!atomic_compare_exchange_strong_explicit(
 			    p, &w, nw, memory_order_acq_rel,
 			    memory_order_acquire))
-			return valor_o_write_cell(th, p, cell, m, site);
+			return false;
 		wlog_append_bytes(th, cell, m & nm, ver, site);
-		return 0;
+		return true;
 	}
+	return false;
+}
+
+/* The same, or else valor_o_write_cell(). */
+static inline __attribute__((always_inline)) int
+valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
+		    uint64_t w, uint8_t m, uint64_t site)
+{
+	if (valor_o_write_first_try(th, p, cell, w, m, site))
+		return 0;
 	return valor_o_write_cell(th, p, cell, m, site);
 }
 
