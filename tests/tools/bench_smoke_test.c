@@ -11,7 +11,11 @@
  * - bench.py --smoke on three workloads of tools/bench/workloads/ exits
  *   0; its results.json passes bench.py --check-json, and here,
  *   independently, every geomean key is there and positive; a broken
- *   results.json fails --check-json.
+ *   results.json fails --check-json.  With clang 14 installed, that
+ *   includes the variants built with clang (native-clang, and Valor's own
+ *   pass: valor-pass, fastrcd-pass, fasttrack-pass), each with numbers for
+ *   every workload, and the pass's targets; without it, the run says it
+ *   skipped them.
  * - A workload that fails its self-check, and a race-free-looking
  *   workload on which Valor reports conflicts (exit 66), make the harness
  *   fail and say why.
@@ -205,6 +209,65 @@ static double json_number_in(const char *json, const char *obj, const char *key)
 	return v;
 }
 
+/*
+ * The value of the member @key of the JSON object at @obj (its '{'), or
+ * NULL: a pointer to the value's first character.  Only the object's own
+ * members are looked at, not those of the objects inside it.
+ */
+static const char *json_get(const char *obj, const char *key)
+{
+	size_t n = strlen(key);
+	int depth = 0;
+
+	if (!obj || *obj != '{')
+		return NULL;
+	for (const char *p = obj; *p; p++) {
+		if (*p == '"') {
+			const char *s = ++p, *q;
+
+			for (; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (!*p)
+				return NULL;
+			if (depth != 1 || (size_t)(p - s) != n ||
+			    strncmp(s, key, n))
+				continue;
+			q = p + 1 + strspn(p + 1, " \t\r\n");
+			if (*q == ':')
+				return q + 1 + strspn(q + 1, " \t\r\n");
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if ((*p == '}' || *p == ']') && --depth == 0) {
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* The number at @value (from json_get()), or -1 if there is none. */
+static double json_num(const char *value)
+{
+	char *end;
+	double v;
+
+	if (!value)
+		return -1;
+	v = strtod(value, &end);
+	return end == value ? -1 : v;
+}
+
+/* Whether `clang` is clang 14, the one Valor's pass plugin loads into. */
+static bool have_pass_clang(void)
+{
+	char *const argv[] = { "clang", "--version", NULL };
+	struct cmd_result r = run_cmd(argv);
+	bool ok = r.status == 0 && strstr(r.out, "clang version 14.");
+
+	free(r.out);
+	return ok;
+}
+
 FIXTURE(bench)
 {
 	char tmp[64]; /* a fresh directory for the test's output */
@@ -287,11 +350,23 @@ TEST_F_TIMEOUT(bench, smoke_run_writes_the_results_schema, 150)
 {
 	static const char *const variants[] = { "floor", "libtsan", "valor",
 						"fastrcd", "fasttrack" };
+	/* Built with clang whatever --cc is: present with clang 14. */
+	static const char *const clang_variants[] = {
+		"native-clang", "valor-pass", "fastrcd-pass", "fasttrack-pass"
+	};
 	static const char *const suffixes[] = { "_vs_native", "_vs_floor",
 						"_vs_libtsan",
 						"_rss_vs_native" };
+	/* Of each variant built with clang; from the third, ratios. */
+	static const char *const fields[] = { "wall_s",		"rss_kb",
+					      "vs_native",	"vs_floor",
+					      "vs_libtsan",	"rss_vs_native",
+					      "vs_native_clang" };
+	const size_t n_clang = sizeof(clang_variants) / sizeof(*clang_variants);
+	const size_t n_fields = sizeof(fields) / sizeof(*fields);
+	bool with_clang = have_pass_clang();
 	char *const list[] = { "python3", bench_py, "--list", NULL };
-	char names[512] = "", *json_path, *json, *broken;
+	char names[512] = "", *json_path, *json, *broken, *smoke_out;
 	struct cmd_result r;
 	int n = 0;
 
@@ -324,6 +399,7 @@ TEST_F_TIMEOUT(bench, smoke_run_writes_the_results_schema, 150)
 		r = run_cmd(smoke);
 	}
 	ASSERT_EQ(0, r.status) TH_LOG("bench.py --smoke:\n%s", r.out);
+	smoke_out = r.out;
 	EXPECT_NE(NULL, strstr(r.out, "geomean")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "Thread scaling")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "Memory-size scaling"))
@@ -350,6 +426,60 @@ TEST_F_TIMEOUT(bench, smoke_run_writes_the_results_schema, 150)
 			EXPECT_GT(x, 0) TH_LOG("geomean.%s is %g", key, x);
 			free(key);
 		}
+	}
+	if (with_clang) {
+		const char *wls = json_get(json, "workloads");
+		const char *wl[SMOKE_WORKLOADS];
+		char *copy = strdup(names), *save = NULL;
+		size_t nw = 0;
+
+		EXPECT_EQ(NULL, json_get(json_get(json, "config"), "skipped"))
+		TH_LOG("clang 14 is installed, yet:\n%s", smoke_out);
+		for (char *w = strtok_r(copy, ",", &save);
+		     w && nw < SMOKE_WORKLOADS; w = strtok_r(NULL, ",", &save))
+			wl[nw++] = w;
+		/*
+		 * Each field in each workload, and the geomean of each ratio;
+		 * but native-clang, the base of the others, has no
+		 * vs_native_clang (the last field).
+		 */
+		for (size_t v = 0; v < n_clang; v++) {
+			const char *cv = clang_variants[v];
+
+			for (size_t f = 0; f < n_fields - (v == 0); f++) {
+				char *key = fmt("%s_%s", cv, fields[f]);
+				double x = json_number_in(json, "geomean", key);
+
+				if (f >= 2) {
+					EXPECT_GT(x, 0)
+					TH_LOG("geomean.%s is %g", key, x);
+				}
+				free(key);
+				for (size_t w = 0; w < nw; w++) {
+					const char *vs =
+						json_get(json_get(wls, wl[w]),
+							 "variants");
+
+					x = json_num(json_get(json_get(vs, cv),
+							      fields[f]));
+					EXPECT_GT(x, 0)
+					TH_LOG("workloads.%s.variants.%s.%s is %g",
+					       wl[w], cv, fields[f], x);
+				}
+			}
+		}
+		free(copy);
+		EXPECT_NE(NULL,
+			  strstr(json, "\"geomean valor-pass_vs_native\""))
+		TH_LOG("no target of the pass in results.json");
+		EXPECT_NE(NULL, strstr(smoke_out, "Targets of the pass"))
+		TH_LOG("%s", smoke_out);
+		EXPECT_NE(NULL, strstr(smoke_out, "fasttrack-pass"))
+		TH_LOG("%s", smoke_out);
+	} else {
+		TH_LOG("no clang 14: the clang variants must be skipped");
+		EXPECT_NE(NULL, strstr(smoke_out, "SKIPPING"))
+		TH_LOG("%s", smoke_out);
 	}
 	EXPECT_NE(NULL, strstr(json, "\"scaling\"")) TH_LOG("no scaling");
 	EXPECT_NE(NULL, strstr(json, "\"cpu_model\"")) TH_LOG("no machine");

@@ -3,14 +3,16 @@
 """The harness of `make bench`: Valor's cost, measured against native
 code, the instrumentation floor and gcc's ThreadSanitizer in one run.
 
-Each workload (tools/bench/workloads/NAME.c) is built five ways --
+Each workload (tools/bench/workloads/NAME.c) is built six ways --
 native, floor, libtsan, valor (run as three variants: analysis=valor,
-fastrcd, fasttrack) -- and the six variants are run alternately (A B C D
-E F, A B C D E F, ...) so that a slow spell of the machine hits all of
-them alike.  Each run is timed with time.monotonic() around
-posix_spawn/wait4 and its peak RSS read from wait4's rusage; every run
-must exit 0 and print its `check=ok` line.  Medians per variant, ratios to
-native, to the floor and to libtsan, geometric means over the workloads;
+fastrcd, fasttrack), and with clang native-clang and valor-pass (Valor's
+own LLVM pass, run as valor-pass, fastrcd-pass, fasttrack-pass) -- and
+the ten variants are run alternately (A B C ..., A B C ..., ...) so that
+a slow spell of the machine hits all of them alike.  Each run is timed
+with time.monotonic() around posix_spawn/wait4 and its peak RSS read
+from wait4's rusage; every run must exit 0 and print its `check=ok`
+line.  Medians per variant, ratios to native, to the floor, to libtsan
+(and of the pass to native clang), geometric means over the workloads;
 then thread scaling and memory-size scaling for Valor.  Output: a table
 on stdout, OUT/results.json, OUT/results.png (gnuplot), OUT/results.txt.
 
@@ -38,13 +40,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SCHEMA = "valor-bench/1"
 
-VARIANTS = ("native", "floor", "libtsan", "valor", "fastrcd", "fasttrack")
+VARIANTS = ("native", "floor", "libtsan", "valor", "fastrcd", "fasttrack",
+            "native-clang", "valor-pass", "fastrcd-pass", "fasttrack-pass")
 ANALYSES = ("valor", "fastrcd", "fasttrack")
+# The analyses of the binary built with Valor's LLVM pass.
+PASS_VARIANTS = ("valor-pass", "fastrcd-pass", "fasttrack-pass")
+# The variants built with clang whatever --cc is: skipped without it.
+CLANG_VARIANTS = ("native-clang",) + PASS_VARIANTS
+CLANG = "clang"
 # The variants that get ratios and geometric means (native is the base).
 RATIO_VARIANTS = VARIANTS[1:]
-# The binary each variant runs: the three analyses share one.
+# The binary each variant runs: the three analyses of each share one.
 BINARY_OF = {"native": "native", "floor": "floor", "libtsan": "libtsan",
-             "valor": "valor", "fastrcd": "valor", "fasttrack": "valor"}
+             "valor": "valor", "fastrcd": "valor", "fasttrack": "valor",
+             "native-clang": "native-clang", "valor-pass": "valor-pass",
+             "fastrcd-pass": "valor-pass", "fasttrack-pass": "valor-pass"}
+# The VALOR_OPTIONS=analysis= of each variant that runs a Valor binary.
+ANALYSIS_OF = dict([(a, a) for a in ANALYSES] +
+                   [(a + "-pass", a) for a in ANALYSES])
 # valor's and libtsan's exit status for "conflicts / races reported".
 EXIT_CONFLICTS = 66
 
@@ -69,6 +82,19 @@ TARGETS = [
     ("fastrcd_vs_libtsan", 0.5), ("fasttrack_vs_libtsan", 0.75),
     ("valor_rss_vs_native", 1.5),
 ]
+# Per workload: (variant, ratio, limit).
+WORKLOAD_TARGETS = [("valor", "vs_libtsan", 1.0), ("valor", "vs_floor", 2.0)]
+# Valor with the pass: <= 2.0x native wall time and <= 0.2x libtsan
+# (geometric means); no workload above 4x native; peak memory <= 1.5x
+# native.  Native is gcc's build, as everywhere.
+PASS_TARGETS = [
+    ("valor-pass_vs_native", 2.0), ("valor-pass_vs_libtsan", 0.2),
+    ("valor-pass_rss_vs_native", 1.5),
+]
+PASS_WORKLOAD_TARGETS = [("valor-pass", "vs_native", 4.0)]
+# What each set of targets is, for the report and targets[].of.
+TARGET_SETS = [("issue 5", TARGETS, WORKLOAD_TARGETS),
+               ("the pass", PASS_TARGETS, PASS_WORKLOAD_TARGETS)]
 
 
 class BenchError(Exception):
@@ -89,7 +115,7 @@ def command_output(argv):
         return ""
 
 
-def machine_info(cc):
+def machine_info(cc, clang=False):
     model = ""
     try:
         with open("/proc/cpuinfo") as f:
@@ -106,7 +132,7 @@ def machine_info(cc):
     head = command_output(["git", "-C", ROOT, "rev-parse", "HEAD"])
     dirty = command_output(["git", "-C", ROOT, "status", "--porcelain",
                             "--untracked-files=no"])
-    return {
+    info = {
         "nproc": usable,
         "cpu_model": model,
         "kernel": os.uname().release,
@@ -114,6 +140,9 @@ def machine_info(cc):
         "python": sys.version.split()[0],
         "git_commit": head + ("-dirty" if head and dirty else ""),
     }
+    if clang:
+        info["clang"] = command_output([CLANG, "--version"]).split("\n")[0]
+    return info
 
 
 # ---- building -------------------------------------------------------------
@@ -123,6 +152,7 @@ class Paths:
         self.build = os.path.join(ROOT, "build")
         self.valor = os.path.join(self.build, "bin", "valor")
         self.runtime = os.path.join(self.build, "lib", "libvalor-rt.a")
+        self.plugin = os.path.join(self.build, "lib", "valor-pass.so")
         self.floor_lib = os.path.join(self.build, "bench", "lib",
                                       "libvalor-floor.a")
         self.spawn = os.path.join(self.build, "bench", "lib", "bench-spawn")
@@ -137,11 +167,14 @@ def build_commands(paths, cc, src, name):
     flags valor cc adds (check_floor_flags() verifies that the one-step
     build of the valor variant gives the compiler proper the same ones),
     then linked by the plain compiler, statically, with the floor archive.
+    native-clang and valor-pass are built with clang whatever @cc is:
+    valor cc --compiler=clang instruments with Valor's own pass.
     """
     common = ["-O2", "-pthread"]
     vcc = [paths.valor, "cc", "--compiler=" + cc]
     out = {b: os.path.join(paths.bin, b, name)
-           for b in ("native", "floor", "libtsan", "valor")}
+           for b in ("native", "floor", "libtsan", "valor", "native-clang",
+                     "valor-pass")}
     obj = os.path.join(paths.bin, "floor", name + ".o")
     return {
         "native": (out["native"],
@@ -157,6 +190,13 @@ def build_commands(paths, cc, src, name):
         "valor": (out["valor"],
                   [vcc + common + ["-o", "@OUT@", src, "-lm"]],
                   [paths.valor, paths.runtime]),
+        "native-clang": (out["native-clang"],
+                         [[CLANG] + common + ["-o", "@OUT@", src, "-lm"]],
+                         []),
+        "valor-pass": (out["valor-pass"],
+                       [[paths.valor, "cc", "--compiler=" + CLANG] + common +
+                        ["-o", "@OUT@", src, "-lm"]],
+                       [paths.valor, paths.runtime, paths.plugin]),
     }
 
 
@@ -267,6 +307,38 @@ def check_floor_flags(paths, cc, src):
     return floor
 
 
+def clang_skips(paths, wanted, src):
+    """{variant: why} for the variants of @wanted built with clang that
+    cannot be: no clang, no pass plugin, or a clang the plugin does not
+    load into (valor cc would fall back to -fsanitize=thread, and the
+    -pass variants would not measure the pass)."""
+    clang_vs = [v for v in CLANG_VARIANTS if v in wanted]
+    pass_vs = [v for v in PASS_VARIANTS if v in wanted]
+    if not clang_vs:
+        return {}
+    if not shutil.which(CLANG):
+        return {v: "%s is not installed (Debian: clang-14; make deps)"
+                % CLANG for v in clang_vs}
+    why = None
+    if pass_vs and not os.path.exists(paths.plugin):
+        why = ("%s is missing (make all builds it, with llvm-14-dev)"
+               % os.path.relpath(paths.plugin, ROOT))
+    elif pass_vs and os.path.exists(paths.valor):
+        # valor cc gives clang the plugin only if it loads into it.
+        with tempfile.TemporaryDirectory() as tmp:
+            argv = [paths.valor, "cc", "--compiler=" + CLANG, "-O2",
+                    "-pthread", "-c", "-o", os.path.join(tmp, "x.o"), src,
+                    "-###"]
+            r = subprocess.run(argv, capture_output=True, text=True,
+                               check=False)
+        if "-fpass-plugin=" not in r.stderr:
+            note = next((l for l in r.stderr.splitlines()
+                         if l.startswith("valor cc")), r.stderr.strip()[-500:])
+            why = "valor cc --compiler=%s does not load the pass: %s" % (
+                CLANG, note)
+    return {v: why for v in pass_vs if why}
+
+
 # ---- running --------------------------------------------------------------
 
 class Run:
@@ -307,7 +379,7 @@ def run_program(spawn, argv, env, variant, timeout):
         stderr = err.read().decode(errors="replace")
     rep = dict(kv.split("=", 1) for kv in line.split())
     cmd = shlex.join(argv)
-    if variant in ANALYSES:
+    if variant in ANALYSIS_OF:
         cmd = "VALOR_OPTIONS=" + env["VALOR_OPTIONS"] + " " + cmd
     if os.waitstatus_to_exitcode(spawn_status) != 0 or "status" not in rep:
         return Run(error="%s: could not be run (%s exit %d):\n%s"
@@ -319,7 +391,7 @@ def run_program(spawn, argv, env, variant, timeout):
         run.error = "%s: killed after %d s (--timeout)" % (cmd, timeout)
         return run
     code = os.waitstatus_to_exitcode(status)
-    if code == EXIT_CONFLICTS and variant in ANALYSES:
+    if code == EXIT_CONFLICTS and variant in ANALYSIS_OF:
         run.error = ("%s: exit %d: VALOR REPORTED CONFLICTS on a workload "
                      "meant to be race-free -- a false report, or a race in "
                      "the workload:\n%s" % (cmd, code, tail(stderr, 40)))
@@ -349,8 +421,8 @@ class Runner:
         self.args, self.paths, self.workloads = args, paths, workloads
         base = {k: v for k, v in os.environ.items() if k != "VALOR_OPTIONS"}
         self.env = {v: dict(base) for v in VARIANTS}
-        for a in ANALYSES:
-            self.env[a]["VALOR_OPTIONS"] = "analysis=" + a
+        for v, a in ANALYSIS_OF.items():
+            self.env[v]["VALOR_OPTIONS"] = "analysis=" + a
         self.tty = sys.stderr.isatty()
         self.failures = []  # (workload, variant, message)
 
@@ -439,6 +511,9 @@ def bench_workload(runner, name, variants, cfg):
         for base in ("native", "floor", "libtsan"):
             if base in got:
                 st["vs_" + base] = ratio(st["wall_s"], got[base]["wall_s"])
+        if v in PASS_VARIANTS and "native-clang" in got:
+            st["vs_native_clang"] = ratio(st["wall_s"],
+                                          got["native-clang"]["wall_s"])
         if "native" in got:
             st["rss_vs_native"] = ratio(st["rss_kb"], got["native"]["rss_kb"])
     results = {got[v]["result"] for v in got if got[v].get("result")}
@@ -449,36 +524,43 @@ def bench_workload(runner, name, variants, cfg):
     return entry
 
 
+def ratio_fields(v):
+    """The ratio fields of variant @v and the variant each is over."""
+    fields = [("vs_native", "native"), ("vs_floor", "floor"),
+              ("vs_libtsan", "libtsan"), ("rss_vs_native", "native")]
+    if v in PASS_VARIANTS:
+        fields.append(("vs_native_clang", "native-clang"))
+    return fields
+
+
 def compute_geomeans(workloads, variants):
     ok = [w for w in workloads.values() if w["status"] == "ok"]
     g = {}
     for v in RATIO_VARIANTS:
         if v not in variants:
             continue
-        for key, field in ((v + "_vs_native", "vs_native"),
-                           (v + "_vs_floor", "vs_floor"),
-                           (v + "_vs_libtsan", "vs_libtsan"),
-                           (v + "_rss_vs_native", "rss_vs_native")):
+        for field, _ in ratio_fields(v):
             val = geomean([w["variants"][v].get(field) for w in ok])
             if val is not None:
-                g[key] = val
+                g[v + "_" + field] = val
     return g
 
 
 def check_targets(workloads, gm):
     out = []
-    for key, limit in TARGETS:
-        if key in gm:
-            out.append({"what": "geomean " + key, "limit": limit,
-                        "value": gm[key], "met": gm[key] <= limit})
-    for name, w in workloads.items():
-        v = w["variants"].get("valor", {})
-        if w["status"] != "ok" or not v:
-            continue
-        for key, limit in (("vs_libtsan", 1.0), ("vs_floor", 2.0)):
-            if v.get(key):
-                out.append({"what": "%s valor_%s" % (name, key),
-                            "limit": limit, "value": v[key],
+    for of, targets, per_workload in TARGET_SETS:
+        for key, limit in targets:
+            if key in gm:
+                out.append({"what": "geomean " + key, "of": of,
+                            "limit": limit, "value": gm[key],
+                            "met": gm[key] <= limit})
+        for name, w in workloads.items():
+            for variant, key, limit in per_workload:
+                v = w["variants"].get(variant, {})
+                if w["status"] != "ok" or not v.get(key):
+                    continue
+                out.append({"what": "%s %s_%s" % (name, variant, key),
+                            "of": of, "limit": limit, "value": v[key],
                             "met": v[key] <= limit})
     return out
 
@@ -567,13 +649,17 @@ def report(res):
     gm = res["geomean"]
     out = []
     m = res["machine"]
-    out.append("Valor benchmark, %s: %s, %d CPUs, Linux %s, %s"
+    out.append("Valor benchmark, %s: %s, %d CPUs, Linux %s, %s%s"
                % (res["date"], m["cpu_model"], m["nproc"], m["kernel"],
-                  m["compiler"]))
+                  m["compiler"], ", " + m["clang"] if m.get("clang") else ""))
     out.append("%d threads, size %s, median of %d round(s)%s; ratios are of "
                "medians" % (cfg["threads"], fmt_size(cfg["size"]),
                             cfg["rounds"], " after %d warm-up" % cfg["warmup"]
                             if cfg["warmup"] else ""))
+    skipped = cfg.get("skipped", {})
+    for why in dict.fromkeys(skipped.values()):
+        out.append("SKIPPED %s: %s" % (", ".join(
+            v for v in skipped if skipped[v] == why), why))
     out.append("")
 
     def cell(w, v, field):
@@ -582,8 +668,21 @@ def report(res):
 
     names = list(wls)
 
-    def per_variant(key, ratio, fmt, gm_key, mark_failed=False):
+    # The gcc variants, then those built with clang, each group with the
+    # base (gcc's native) first: one table of ten columns is too wide.
+    groups = [[v for v in variants if v not in CLANG_VARIANTS],
+              [v for v in variants if v == "native" or v in CLANG_VARIANTS]]
+    groups = [g for g in groups if [v for v in g if v != "native"]] or \
+        [variants]
+
+    def per_variant(title, key, ratio, fmt, gm_key, mark_failed=False):
         """A value and its ratio to native, per workload and variant."""
+        for vs in groups:
+            out.append(title if vs[-1] not in CLANG_VARIANTS else
+                       title + ", built with clang (native is still gcc's)")
+            per_variant_table(vs, key, ratio, fmt, gm_key, mark_failed)
+
+    def per_variant_table(variants, key, ratio, fmt, gm_key, mark_failed):
         rows = []
         for w in names:
             failed = mark_failed and wls[w]["status"] != "ok"
@@ -600,9 +699,8 @@ def report(res):
         out.append(table(["workload"] + list(variants), rows))
         out.append("")
 
-    out.append("Wall time, seconds (x native)")
-    per_variant("wall_s", "vs_native", fmt_s, "%s_vs_native",
-                mark_failed=True)
+    per_variant("Wall time, seconds (x native)", "wall_s", "vs_native",
+                fmt_s, "%s_vs_native", mark_failed=True)
 
     an = [v for v in ANALYSES if v in variants]
     cols = [(v, b) for v in an for b in ("floor", "libtsan") if b in variants]
@@ -617,8 +715,25 @@ def report(res):
         out.append(table(["workload"] + ["%s/%s" % c for c in cols], rows))
         out.append("")
 
-    out.append("Peak RSS, MB (x native)")
-    per_variant("rss_kb", "rss_vs_native", fmt_mb, "%s_rss_vs_native")
+    pv = [v for v in PASS_VARIANTS if v in variants]
+    bases = [(b, f) for b, f in (("native-clang", "vs_native_clang"),
+                                 ("libtsan", "vs_libtsan"),
+                                 ("floor", "vs_floor")) if b in variants]
+    if pv and bases:
+        out.append("The analyses with the pass against %s (wall time "
+                   "ratios, in that order)" % ", ".join(b for b, _ in bases))
+        rows = []
+        for w in names:
+            rows.append([w] + [" / ".join(fmt_x(cell(w, v, f))
+                                          for _, f in bases) for v in pv])
+        rows.append(["geomean"] + [" / ".join(fmt_x(gm.get(v + "_" + f))
+                                              for _, f in bases)
+                                   for v in pv])
+        out.append(table(["workload"] + pv, rows))
+        out.append("")
+
+    per_variant("Peak RSS, MB (x native)", "rss_kb", "rss_vs_native",
+                fmt_mb, "%s_rss_vs_native")
 
     if "floor" in variants:
         high = res["floor_high"]
@@ -675,11 +790,14 @@ def report(res):
         out.append(table(["workload"] + heads, rows))
         out.append("")
 
-    if res["targets"]:
-        missed = [t for t in res["targets"] if not t["met"]]
-        out.append("Targets of issue 5: %d of %d met"
-                   % (len(res["targets"]) - len(missed), len(res["targets"])))
-        for t in res["targets"]:
+    for of, _, _ in TARGET_SETS:
+        targets = [t for t in res["targets"] if t.get("of", "issue 5") == of]
+        if not targets:
+            continue
+        missed = [t for t in targets if not t["met"]]
+        out.append("Targets of %s: %d of %d met"
+                   % (of, len(targets) - len(missed), len(targets)))
+        for t in targets:
             if t["what"].startswith("geomean") or not t["met"]:
                 out.append("  %-6s %-40s %8s  (limit %s)"
                            % ("ok" if t["met"] else "MISSED", t["what"],
@@ -733,9 +851,12 @@ set ylabel "wall time / native (log scale)"
 set xtics rotate by -30 noenhanced
 set key outside top center horizontal noenhanced
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2
+# The default colours repeat after eight variants.
+set linetype 9 linecolor rgb "#a0522d"
 plot for [i=2:%d] "%s" using i:xtic(1) title columnheader(i)
-""" % (max(900, 110 * n), png, cfg["threads"], fmt_size(cfg["size"]),
-            res["date"][:10], n - 0.4, len(variants) + 1, dat))
+""" % (max(900, (18 * len(variants) + 20) * n), png, cfg["threads"],
+       fmt_size(cfg["size"]), res["date"][:10], n - 0.4,
+       len(variants) + 1, dat))
     if not gnuplot:
         return ("gnuplot is not installed (Debian: gnuplot-nox; make deps): "
                 "no %s; the data and script are in %s and %s"
@@ -791,17 +912,12 @@ def check_json(path, want_variants=None):
                 if not pos(st.get(key)):
                     errs.append("workload %s variant %s: %s is %r, not > 0"
                                 % (name, v, key, st.get(key)))
-            for key in ("vs_native", "vs_floor", "vs_libtsan",
-                        "rss_vs_native"):
-                base = "native" if key == "rss_vs_native" else key[3:]
+            for key, base in ratio_fields(v):
                 if base in variants and not pos(st.get(key)):
                     errs.append("workload %s variant %s: %s is %r"
                                 % (name, v, key, st.get(key)))
-    want = {"%s%s" % (v, s) for v in RATIO_VARIANTS if v in variants
-            for s, base in (("_vs_native", "native"), ("_vs_floor", "floor"),
-                            ("_vs_libtsan", "libtsan"),
-                            ("_rss_vs_native", "native"))
-            if base in variants}
+    want = {"%s_%s" % (v, key) for v in RATIO_VARIANTS if v in variants
+            for key, base in ratio_fields(v) if base in variants}
     have = set(res["geomean"])
     for k in sorted(want - have):
         errs.append("geomean.%s is missing" % k)
@@ -833,8 +949,9 @@ def check_json(path, want_variants=None):
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="bench.py",
-        description="Build the benchmark workloads five ways and measure "
-        "Valor against native code, the instrumentation floor and gcc's "
+        description="Build the benchmark workloads six ways and measure "
+        "Valor (with gcc, and with clang and Valor's own pass) against "
+        "native code, the instrumentation floor and gcc's "
         "ThreadSanitizer (make bench, make bench-quick).",
         epilog="Exit status: 0 all ran and checked; 1 a workload failed "
         "its check, a valor variant reported conflicts, a build failed or "
@@ -855,7 +972,8 @@ def parse_args(argv):
     p.add_argument("--workloads", help="comma-separated names (default: "
                    "every NAME.c of the workload directory)")
     p.add_argument("--variants", help="comma-separated, of "
-                   + ",".join(VARIANTS) + " (default: all)")
+                   + ",".join(VARIANTS) + " (default: all; those built "
+                   "with clang are skipped if it is not installed)")
     p.add_argument("--workload-dir",
                    default=os.path.join(ROOT, "tools", "bench", "workloads"),
                    help="where NAME.c are (default tools/bench/workloads)")
@@ -868,7 +986,8 @@ def parse_args(argv):
     p.add_argument("--no-build", action="store_true",
                    help="use the binaries already built")
     p.add_argument("--cc", default="gcc",
-                   help="the compiler of every variant (default gcc)")
+                   help="the compiler of every variant but native-clang "
+                   "and the -pass ones, which are clang's (default gcc)")
     p.add_argument("--no-scaling", action="store_true",
                    help="skip the thread and memory-size scaling runs")
     p.add_argument("--scaling-threads",
@@ -884,7 +1003,8 @@ def parse_args(argv):
                    help="rounds per scaling point (default 3)")
     p.add_argument("--scaling-variants", default="native,valor",
                    help="variants of the scaling runs (default "
-                   "native,valor; native is always included)")
+                   "native,valor; native is always included; e.g. "
+                   "native,valor,valor-pass)")
     p.add_argument("--scaling-workloads",
                    help="workloads of the scaling runs (default: all)")
     p.add_argument("--floor-flag", type=float, default=3.0,
@@ -980,6 +1100,29 @@ def main(argv):
     names = list(sources)
 
     paths = Paths(args)
+    scaling_variants = []
+    scaling_names = []
+    if not args.no_scaling:
+        scaling_variants = ["native"] + [
+            v for v in split_list(p, args.scaling_variants, VARIANTS,
+                                  "variant") if v != "native"]
+        scaling_names = (split_list(p, args.scaling_workloads, names,
+                                    "workload")
+                         if args.scaling_workloads else names)
+    # Without clang (or the pass), its variants are left out, not failed.
+    skipped = clang_skips(paths, set(variants) | set(scaling_variants),
+                          next(iter(sources.values())))
+    for why in dict.fromkeys(skipped.values()):
+        log("bench: SKIPPING %s: %s" % (", ".join(
+            v for v in skipped if skipped[v] == why), why))
+    variants = [v for v in variants if v not in skipped]
+    if scaling_variants[1:] and \
+            not [v for v in scaling_variants[1:] if v not in skipped]:
+        log("bench: no scaling runs: none of --scaling-variants but "
+            "native can run")
+        scaling_variants = []
+    scaling_variants = [v for v in scaling_variants if v not in skipped]
+
     cfg = {
         "mode": "smoke" if args.smoke else "quick" if args.quick else "full",
         "variants": variants, "workloads": names, "threads": args.threads,
@@ -991,27 +1134,23 @@ def main(argv):
         "order": "per workload: the variants alternately, "
                  "warm-up rounds first",
     }
+    if skipped:
+        cfg["skipped"] = skipped
 
     binaries = {BINARY_OF[v] for v in variants}
-    scaling_variants = []
-    scaling_names = []
-    if not args.no_scaling:
-        scaling_variants = ["native"] + [
-            v for v in split_list(p, args.scaling_variants, VARIANTS,
-                                  "variant") if v != "native"]
+    if scaling_variants:
         cfg.update({k: prof[k] for k in ("scaling_threads", "scaling_size",
                                          "scaling_factors", "scaling_rounds")})
         cfg["scaling_variants"] = scaling_variants
-        scaling_names = (split_list(p, args.scaling_workloads, names,
-                                    "workload")
-                         if args.scaling_workloads else names)
         binaries |= {BINARY_OF[v] for v in scaling_variants}
 
     try:
         need = [(paths.spawn, True,
                  "make " + os.path.relpath(paths.spawn, ROOT)),
-                (paths.valor, binaries & {"floor", "valor"}, "make all"),
-                (paths.runtime, "valor" in binaries, "make runtime"),
+                (paths.valor, binaries & {"floor", "valor", "valor-pass"},
+                 "make all"),
+                (paths.runtime, binaries & {"valor", "valor-pass"},
+                 "make runtime"),
                 (paths.floor_lib, "floor" in binaries,
                  "make " + os.path.relpath(paths.floor_lib, ROOT))]
         for path, needed, how in need:
@@ -1053,10 +1192,11 @@ def main(argv):
                 runner.failures.append((n, v, "build failed: " + e))
         log("FAILED to build %s [%s]: %s" % (n, b, e))
 
+    uses_clang = bool(binaries & {"native-clang", "valor-pass"})
     res = {"schema": SCHEMA,
            "date": datetime.datetime.now(datetime.timezone.utc)
            .isoformat(timespec="seconds"),
-           "machine": machine_info(args.cc), "config": cfg,
+           "machine": machine_info(args.cc, uses_clang), "config": cfg,
            "workloads": {}, "scaling": {}}
     t_start = time.monotonic()
     for i, n in enumerate(names):
