@@ -31,7 +31,8 @@ hb_fast_check(const struct valor_thread *th, shadow_word *_Atomic *top,
 	      uintptr_t addr, size_t size, bool is_write, struct hb_cell **c)
 {
 	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
-	uint8_t m = (uint8_t)(((1U << size) - 1) << off);
+	/* A range (size > 8) leaves below; the shift stays defined for it. */
+	uint8_t m = (uint8_t)(((1U << (size & 31)) - 1) << off);
 	shadow_word *leaf;
 	uint64_t h;
 

@@ -421,7 +421,8 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 	uint64_t tag = 0;
 	uint8_t m;
 
-	m = (uint8_t)(((1U << size) - 1) << off);
+	/* A range (size > 8) leaves below; the shift stays defined for it. */
+	m = (uint8_t)(((1U << (size & 31)) - 1) << off);
 	if (!is_write) {
 		/*
 		 * The filter before the cell word: a read the log holds from

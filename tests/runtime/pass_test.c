@@ -276,9 +276,10 @@ TEST_F_TIMEOUT(shapes, abi_tsan_is_clangs_own_instrumentation, 120)
 #define COALESCE "-mllvm", "-valor-inline-checks=0", "-fno-vectorize"
 
 /*
- * Loops are coalesced: a loop's accesses that walk a block of memory, on
+ * Loops are coalesced: a loop's reads that walk a block of memory, on
  * every iteration, in a loop nothing in which may synchronize and that
- * runs to its count, are checked once before the loop as a range.
+ * runs to its count, are checked once before the loop as a range; its
+ * writes too with -valor-coalesce-writes=1.
  */
 TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 {
@@ -293,7 +294,20 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read_range", 0);
 	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read4", 1);
 	EXPECT_CALLS(self->ir, "copy_some", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "copy_some", "__tsan_read4", 0);
 	EXPECT_CALLS(self->ir, "copy_some", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "exps", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "exps", "__tsan_read8", 0);
+	/* Writes stay checks unless -valor-coalesce-writes=1. */
+	EXPECT_CALLS(self->ir, "exps", "__tsan_write_range", 0);
+	EXPECT_CALLS(self->ir, "exps", "__tsan_write8", 1);
+
+	ASSERT_TRUE(compile_ir(_metadata, self, "coalesced_writes", COALESCE,
+			       "-mllvm", "-valor-coalesce-writes=1", NULL));
+	EXPECT_CALLS(self->ir, "exps", "__tsan_write_range", 1);
+	EXPECT_CALLS(self->ir, "exps", "__tsan_write8", 0);
+	EXPECT_CALLS(self->ir, "strided", "__tsan_write_range", 0);
+	EXPECT_CALLS(self->ir, "strided", "__tsan_write4", 1);
 
 	/* -valor-coalesce-loops=0 turns it off. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "uncoalesced", CALLS_OFF,
@@ -319,7 +333,7 @@ static int line_of_marker(const char *path, const char *marker)
 
 /*
  * Ranges are exact at run time too: on loop_ranges.c, whose loops are
- * coalesced, each analysis reports T2's read of T1's bytes and nothing
+ * coalesced (its writes too), each analysis reports T2's read of T1's bytes and nothing
  * else -- no conflict from a range one element too long where the two
  * threads' halves meet.
  */
@@ -351,6 +365,8 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 	argv_add(cmd, "cc");
 	argv_add(cmd, "--compiler=clang");
 	argv_add(cmd, "-O2");
+	argv_add(cmd, "-mllvm");
+	argv_add(cmd, "-valor-coalesce-writes=1");
 	argv_add(cmd, "-mllvm");
 	argv_add(cmd, "-valor-stats");
 	argv_add(cmd, "-iquote");

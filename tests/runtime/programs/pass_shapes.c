@@ -7,6 +7,7 @@
  * would otherwise merge or drop the repeated ones: what remains to
  * remove is then the pass's own doing.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -226,4 +227,15 @@ void copy_some(int *a, const int *b, long n)
 	for (long i = 0; i < n; i++)
 		if (b[i])
 			a[i] = 1;
+}
+
+/*
+ * Coalesced: exp() is the C library's, which synchronizes with nothing
+ * (it writes only errno), so a loop calling it is still coalesced: a
+ * read range, and with -valor-coalesce-writes=1 a write range.
+ */
+void exps(double *out, const double *in, long n)
+{
+	for (long i = 0; i < n; i++)
+		out[i] = exp(in[i]);
 }
