@@ -430,6 +430,93 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 	free(rep);
 }
 
+/*
+ * The pass runs at every optimization level and under both LTO modes
+ * (before the link-time optimizer): two_races.c built each way reports
+ * both of its races, each with its line, under Valor.
+ */
+TEST_F_TIMEOUT(shapes, every_optimization_level_and_lto_reports_the_races, 240)
+{
+	static const char *const modes[][2] = {
+		{ "-O0", NULL },
+		{ "-O3", NULL },
+		{ "-O2", "-flto" },
+		{ "-O2", "-flto=thin" },
+	};
+	struct run_reports *rep = malloc(sizeof(*rep));
+	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	char src[PATH_MAX], sched[PATH_MAX], bin[PATH_MAX], log[PATH_MAX];
+	char support[PATH_MAX], opts[2 * PATH_MAX], out[PATH_MAX];
+	int hits, misses;
+
+	ASSERT_NE(NULL, rep);
+	ASSERT_NE(NULL, cmd);
+	pathf(src, sizeof(src), "%s/tests/runtime/programs/two_races.c",
+	      self->tree.root);
+	pathf(support, sizeof(support), "%s/tests/runtime/corpus/support",
+	      self->tree.root);
+	hits = line_of_marker(src, "the first race");
+	misses = line_of_marker(src, "the second race");
+	ASSERT_LT(0, hits);
+	ASSERT_LT(0, misses);
+	ASSERT_TRUE(build_sched(_metadata, &self->tree, "clang", self->out,
+				sched, sizeof(sched)));
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		char *argv[] = { bin, NULL };
+		char *env[] = { opts, NULL };
+		struct run_result r;
+		bool seen_hits = false, seen_misses = false;
+
+		pathf(bin, sizeof(bin), "%s/two_races.%zu", self->out, m);
+		argv_init(cmd);
+		argv_add(cmd, "%s", self->tree.valor);
+		argv_add(cmd, "cc");
+		argv_add(cmd, "--compiler=clang");
+		argv_add(cmd, "%s", modes[m][0]);
+		if (modes[m][1])
+			argv_add(cmd, "%s", modes[m][1]);
+		argv_add(cmd, "-iquote");
+		argv_add(cmd, "%s", support);
+		argv_add(cmd, "-o");
+		argv_add(cmd, "%s", bin);
+		argv_add(cmd, "%s", src);
+		argv_add(cmd, "%s", sched);
+		pathf(log, sizeof(log), "%s/two_races.%zu.build.log", self->out,
+		      m);
+		ASSERT_TRUE(build_step(_metadata, cmd, log));
+
+		pathf(log, sizeof(log), "%s/two_races.%zu.json", self->out, m);
+		pathf(out, sizeof(out), "%s/two_races.%zu.out", self->out, m);
+		unlink(log);
+		pathf(opts, sizeof(opts), "VALOR_OPTIONS=json=1 log_path=%s",
+		      log);
+		ASSERT_EQ(0, run_command(argv, env, out, &r));
+		EXPECT_TRUE(r.exited && r.status == 66)
+		TH_LOG("%s %s: exit %d: %s", modes[m][0],
+		       modes[m][1] ? modes[m][1] : "", r.status, r.output);
+		run_result_free(&r);
+		{
+			char *text = read_file(log, NULL);
+
+			parse_reports(text ? text : "", rep);
+			free(text);
+		}
+		for (int k = 0; k < rep->n; k++) {
+			seen_hits |= rep->c[k].first.line == hits &&
+				     rep->c[k].second.line == hits;
+			seen_misses |= rep->c[k].first.line == misses &&
+				       rep->c[k].second.line == misses;
+		}
+		EXPECT_TRUE(seen_hits && seen_misses)
+		TH_LOG("%s %s: races at lines %d and %d not both reported "
+		       "(%d conflicts)",
+		       modes[m][0], modes[m][1] ? modes[m][1] : "", hits,
+		       misses, rep->n);
+	}
+	free(cmd);
+	free(rep);
+}
+
 /* valor cc refuses what cannot work, saying what to do instead. */
 TEST(pass_options_that_cannot_work_are_refused)
 {
