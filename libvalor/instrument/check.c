@@ -5,7 +5,7 @@
  * runtime's headers and embedded in the pass plugin: the pass links in
  * the definitions a module calls and inlines every call.  This is the
  * runtime's own inline check (tsan_access.h), so the two cannot drift
- * apart; only its calls out of line differ.
+ * apart; only its calls out of line differ (the CALL_* hooks below).
  *
  * Valor's fast path is inlined whole.  A thread on any other path
  * (FastRCD and FastTrack, a thread not analysed yet) costs a call to the
@@ -17,51 +17,57 @@
 	((void)(site), __valor_pass_read_first(addr, m, w))
 #define CALL_ACCESS_SLOW(addr, size, site, a, p, w) \
 	((void)(site), __valor_pass_access_slow(addr, size, a, p, w))
+#define CALL_OTHER_MODE(th, addr, size, is_write, site) \
+	((void)(th), (void)(site), abi_entry(size, is_write)((void *)(addr)))
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define DECLARE_ABI_ENTRIES(size)           \
+	void __tsan_read##size(void *addr); \
+	void __tsan_write##size(void *addr);
+DECLARE_ABI_ENTRIES(1)
+DECLARE_ABI_ENTRIES(2)
+DECLARE_ABI_ENTRIES(4)
+DECLARE_ABI_ENTRIES(8)
+DECLARE_ABI_ENTRIES(16)
+
+/*
+ * The ThreadSanitizer ABI's entry point for an access (tsan_access.c),
+ * for the threads the inline check leaves to the runtime: called
+ * straight from the program, it takes the access's site from its return
+ * address like the check's own slow paths.  Constants fold the switch.
+ */
+typedef void (*abi_entry_fn)(void *addr);
+
+static inline __attribute__((always_inline)) abi_entry_fn
+abi_entry(size_t size, bool is_write)
+{
+	switch (size) {
+	case 1:
+		return is_write ? __tsan_write1 : __tsan_read1;
+	case 2:
+		return is_write ? __tsan_write2 : __tsan_read2;
+	case 4:
+		return is_write ? __tsan_write4 : __tsan_read4;
+	case 8:
+		return is_write ? __tsan_write8 : __tsan_read8;
+	default:
+		return is_write ? __tsan_write16 : __tsan_read16;
+	}
+}
 
 #include "pass_abi.h"
 #include "tsan_access.h"
 
-/*
- * @abi_entry: the ThreadSanitizer ABI's entry point for the same access
- * (tsan_access.c), for the threads the inline check leaves to the
- * runtime: called straight from the program, it takes the access's site
- * from its return address like the check's own slow paths.
- */
-static inline __attribute__((always_inline)) void
-check(void *addr, size_t size, bool is_write, void (*abi_entry)(void *))
-{
-	/* NULL unless the thread runs analysed and is not busy (rt.h). */
-	struct valor_thread *th = rt_cur_vt;
-
-	if (unlikely(!th))
-		return;
-	if (unlikely(th->mode != THREAD_FAST)) {
-		if (th->mode == THREAD_ALONE)
-			th->st.accesses_alone++;
-		else
-			abi_entry(addr);
-		return;
-	}
-	/* Two cells, two looks, as on_access() does. */
-	if (size == 16 && !((uintptr_t)addr & (CELL_SIZE - 1))) {
-		on_access_fast(th, (uintptr_t)addr, 8, is_write, 0);
-		if (likely(th->mode == THREAD_FAST))
-			on_access_fast(th, (uintptr_t)addr + 8, 8, is_write, 0);
-		return;
-	}
-	on_access_fast(th, (uintptr_t)addr, size, is_write, 0);
-}
-
-#define DEFINE_CHECK(size)                                   \
-	void __tsan_read##size(void *addr);                  \
-	void __tsan_write##size(void *addr);                 \
-	void __valor_check_read##size(void *addr)            \
-	{                                                    \
-		check(addr, size, false, __tsan_read##size); \
-	}                                                    \
-	void __valor_check_write##size(void *addr)           \
-	{                                                    \
-		check(addr, size, true, __tsan_write##size); \
+#define DEFINE_CHECK(size)                         \
+	void __valor_check_read##size(void *addr)  \
+	{                                          \
+		on_access(addr, size, false, 0);   \
+	}                                          \
+	void __valor_check_write##size(void *addr) \
+	{                                          \
+		on_access(addr, size, true, 0);    \
 	}
 
 DEFINE_CHECK(1)

@@ -42,7 +42,8 @@ void __valor_pass_read_first(uintptr_t addr, uint8_t m, uint64_t w);
 void __valor_pass_access_slow(uintptr_t addr, size_t size,
 			      enum valor_fast_action a, shadow_word *p,
 			      uint64_t w);
-/* A range of reads the pass checks before a loop. */
+/* The ranges of reads and writes the pass checks before a loop. */
 void __valor_pass_read_range(void *addr, size_t len);
+void __valor_pass_write_range(void *addr, size_t len);
 
 #endif /* VALOR_RUNTIME_PASS_ABI_H */

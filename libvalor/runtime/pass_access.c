@@ -27,19 +27,13 @@ PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
 }
 
 /*
- * A loop's reads, checked once before it (the pass's loop coalescing),
- * a filter chunk (1 KiB) at a time: nothing to do for a piece this region
- * has read every byte of already (the filter says so without a look at
- * the cells); the others are checked as __tsan_read_range checks them.
- * A piece at a time, so that a row whose filter entry lost one chunk to
- * a column walk costs that chunk only.
+ * The accesses of [@a, @end) cell by cell, each as the inline check
+ * makes it: a read the filter holds costs a compare, the others reach
+ * the log (or the write set) one by one, as the loop's own would.
+ * Returns where it stopped: @end, or the first cell left when a cell's
+ * check ended the region and the thread left Valor's fast path.
  */
-/*
- * The reads of [@a, @end) cell by cell, each as the inline check reads
- * it: a cell the filter holds costs a compare, the others are logged
- * one by one and join the log's entries as the loop's own reads would.
- */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) uintptr_t
 check_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 	    uintptr_t site)
 {
@@ -50,34 +44,44 @@ check_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 			       site);
 		a = next;
 	}
+	return a;
 }
 
+/* What is left of a range once the thread left the fast path. */
+static inline void check_rest(uintptr_t a, uintptr_t end, bool is_write,
+			      uintptr_t site)
+{
+	if (a < end)
+		on_access((void *)a, end - a, is_write, site);
+}
+
+/*
+ * A loop's reads, checked once before it (the pass's loop coalescing),
+ * a filter chunk (1 KiB) at a time: nothing to do for a chunk this
+ * region has read every byte of already (the filter says so without a
+ * look at the cells); the others cell by cell.  A chunk at a time, so
+ * that a row whose filter entry lost one chunk to a column walk costs
+ * that chunk only.
+ */
 PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 {
 	const uintptr_t chunk = (uintptr_t)RFILTER_CHUNK_CELLS << CELL_SHIFT;
 	uintptr_t a = (uintptr_t)addr, end = a + len;
 	struct valor_thread *th = rt_cur_vt;
 
-	if (!len)
-		return;
 	if (!th || th->mode != THREAD_FAST) {
-		on_access(addr, len, false, SITE());
+		check_rest(a, end, false, SITE());
 		return;
 	}
 	while (a < end) {
-		uintptr_t next = (a | (chunk - 1)) + 1;
-		size_t piece = (next < end ? next : end) - a;
+		uintptr_t next = (a | (chunk - 1)) + 1, stop;
 
-		/*
-		 * A piece's check may end the region (a full log) and leave
-		 * the thread running alone: then the rest as one range.
-		 */
-		if (!rfilter_holds_range(th, a, piece)) {
-			check_cells(th, a, a + piece, false, SITE());
-			if (rt_cur_vt != th || th->mode != THREAD_FAST) {
-				if (end > next)
-					on_access((void *)next, end - next,
-						  false, SITE());
+		if (next > end)
+			next = end;
+		if (!rfilter_holds_range(th, a, next - a)) {
+			stop = check_cells(th, a, next, false, SITE());
+			if (stop < next || th->mode != THREAD_FAST) {
+				check_rest(stop, end, false, SITE());
 				return;
 			}
 		}
@@ -86,23 +90,16 @@ PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 }
 
 /*
- * A loop's writes, checked once before it: cell by cell, as the inline
- * check does them, so that the write log gets the entries the loop's own
- * writes would give it.
+ * A loop's writes, checked once before it (-valor-coalesce-writes=1):
+ * cell by cell, as the inline check makes them, so that the write set
+ * gets the entries the loop's own writes would give it.
  */
 PASS_ENTRY void __valor_pass_write_range(void *addr, size_t len)
 {
+	uintptr_t a = (uintptr_t)addr, end = a + len;
 	struct valor_thread *th = rt_cur_vt;
-	uintptr_t a = (uintptr_t)addr;
 
-	if (!len)
-		return;
-	if (!th || th->mode != THREAD_FAST) {
-		on_access(addr, len, true, SITE());
-		return;
-	}
-	check_cells(th, a, a + len, true, SITE());
-	if (rt_cur_vt == th && th->mode == THREAD_FAST)
-		return;
-	/* The region ended and the thread runs alone now: nothing to log. */
+	if (th && th->mode == THREAD_FAST)
+		a = check_cells(th, a, end, true, SITE());
+	check_rest(a, end, true, SITE());
 }

@@ -115,6 +115,32 @@ on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 		CALL_ACCESS_SLOW(addr, size, site, a, p, w);
 }
 
+/*
+ * A thread not on Valor's fast path: FastRCD, FastTrack, a thread not
+ * analysed yet.  The runtime's entry points check it here; the check
+ * the pass inlines calls the ABI entry point of the access instead.
+ */
+static inline __attribute__((always_inline)) void
+on_access_other(struct valor_thread *th, const volatile void *addr, size_t size,
+		bool is_write, uintptr_t site)
+{
+	if (rt_hb && size == 16 && !((uintptr_t)addr & (CELL_SIZE - 1))) {
+		/* Two cells, two looks (as for Valor, below). */
+		on_access_hb(th, (uintptr_t)addr, 8, is_write, site);
+		on_access_hb(th, (uintptr_t)addr + 8, 8, is_write, site);
+	} else if (rt_hb) {
+		on_access_hb(th, (uintptr_t)addr, size, is_write, site);
+	} else {
+		on_access_full((uintptr_t)addr, size, is_write,
+			       SITE_OR_CALLER(site));
+	}
+}
+
+#ifndef VALOR_CHECK_IN_PROGRAM
+#define CALL_OTHER_MODE(th, addr, size, is_write, site) \
+	on_access_other(th, addr, size, is_write, site)
+#endif
+
 static inline __attribute__((always_inline)) void
 on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 {
@@ -126,17 +152,8 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 	if (unlikely(th->mode != THREAD_FAST)) {
 		if (th->mode == THREAD_ALONE)
 			th->st.accesses_alone++;
-		else if (rt_hb && size == 16 &&
-			 !((uintptr_t)addr & (CELL_SIZE - 1))) {
-			/* Two cells, two looks (as for Valor, below). */
-			on_access_hb(th, (uintptr_t)addr, 8, is_write, site);
-			on_access_hb(th, (uintptr_t)addr + 8, 8, is_write,
-				     site);
-		} else if (rt_hb)
-			on_access_hb(th, (uintptr_t)addr, size, is_write, site);
 		else
-			on_access_full((uintptr_t)addr, size, is_write,
-				       SITE_OR_CALLER(site));
+			CALL_OTHER_MODE(th, addr, size, is_write, site);
 		return;
 	}
 	/*
