@@ -980,6 +980,47 @@ TEST_F(two_roots, sweep_over_cells_of_several_writers_logs_a_group_once)
 }
 
 /*
+ * A column walk over a matrix by an unrolled loop: eight load
+ * instructions, a site each, take turns down the rows, and every column
+ * after the first joins the entries the first made, one per (group,
+ * site).  Finding those entries must not depend on how a group's index
+ * and a site's address line up: with row strides of a few groups and
+ * sites a few bytes apart, a hash that only XORs them sent many pairs
+ * to one slot, and the walk logged an entry per read (a 1000 x 1000
+ * matrix product then overflowed its log on every row).
+ */
+TEST_F(two_roots, column_walk_by_several_sites_logs_a_group_once_per_site)
+{
+	const uint64_t base = 0x1000000, row = 1000, rows = 512, cols = 64;
+	uint64_t n, want = 0;
+
+	for (uint64_t k = 0; k < rows; k++) {
+		uint64_t first = (base / 8 + k * row) / 64;
+		uint64_t last = (base / 8 + k * row + cols - 1) / 64;
+
+		want += last - first + 1;
+	}
+	n = reads_logged(self->ctx);
+	for (uint64_t j = 0; j < cols; j++)
+		for (uint64_t k = 0; k < rows; k++)
+			ASSERT_EQ(0, valor_access(self->t1,
+						  base + 8 * (k * row + j), 8,
+						  false,
+						  0x401a30 + 0x1d * (k % 8)));
+	EXPECT_EQ(n + want, reads_logged(self->ctx));
+
+	/* Each of those entries stands for its cells: a write is caught. */
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * (300 * row + 40), 8,
+				  true, 7));
+	EXPECT_EQ(1, valor_region_end(self->t1));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[0].kind);
+	EXPECT_EQ(base + 8 * (300 * row + 40), self->s.v[0].addr);
+	EXPECT_EQ(0x401a30 + 0x1d * (300 % 8), self->s.v[0].first.site);
+	EXPECT_EQ(0, valor_region_end(self->t2));
+}
+
+/*
  * KiB of this process's mappings the kernel was advised to back with
  * huge pages (the "hg" flag in smaps); -1 if smaps cannot be read.
  */
