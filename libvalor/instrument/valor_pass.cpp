@@ -84,6 +84,8 @@ const char *const TsanAccess[2][5] = {
 const char ReadRange[] = "__tsan_read_range";
 const char PassReadRange[] = "__valor_pass_read_range";
 const char PassWriteRange[] = "__valor_pass_write_range";
+const char PassReadNest[] = "__valor_pass_read_nest";
+const char PassWriteNest[] = "__valor_pass_write_nest";
 const char WriteRange[] = "__tsan_write_range";
 const char VptrRead[] = "__tsan_vptr_read";
 const char VptrUpdate[] = "__tsan_vptr_update";
@@ -611,6 +613,138 @@ bool coalescable(Loop *L, const TargetLibraryInfo &TLI,
 }
 
 /*
+ * Accesses of one loop that walk memory together: same kind, same step
+ * (a constant or a value invariant in the loop), first addresses a
+ * constant apart.  Spans are the bytes each member touches in the first
+ * iteration, from Base.
+ */
+struct CoalesceGroup {
+	Loop *L;
+	bool IsWrite;
+	const SCEV *Step;
+	const SCEV *Base;
+	const SCEV *Btc; /* how many more times than once it steps */
+	SmallVector<unsigned, 4> Members; /* indices in Accesses */
+	SmallVector<std::pair<int64_t, int64_t>, 4> Spans;
+};
+
+/*
+ * Unrolling a column walk (a loop stepping by a row length, a value)
+ * by U gives U groups whose first addresses are one row apart, each
+ * stepping U rows: together they are one walk stepping a row, U times
+ * as long.  Merge such sets, so that the loops around them can make
+ * the walk a block.  Exact: the merged group describes the same bytes.
+ */
+/*
+ * @S divided by @U when every term of it is a multiple of @U with a
+ * constant factor (32 n / 4 = 8 n), else null.  ScalarEvolution's own
+ * division does not fold 32 n /u 4: it allows for 32 n wrapping.
+ */
+const SCEV *divideExactly(ScalarEvolution &SE, const SCEV *S, unsigned U)
+{
+	if (auto *C = dyn_cast<SCEVConstant>(S)) {
+		const APInt &V = C->getAPInt();
+
+		if (V.srem(U) != 0)
+			return nullptr;
+		return SE.getConstant(V.sdiv(U));
+	}
+	if (auto *Mul = dyn_cast<SCEVMulExpr>(S)) {
+		auto *C = dyn_cast<SCEVConstant>(Mul->getOperand(0));
+		if (!C || C->getAPInt().srem(U) != 0)
+			return nullptr;
+		SmallVector<const SCEV *, 4> Ops(Mul->operands());
+		Ops[0] = SE.getConstant(C->getAPInt().sdiv(U));
+		return SE.getMulExpr(Ops);
+	}
+	if (auto *Add = dyn_cast<SCEVAddExpr>(S)) {
+		SmallVector<const SCEV *, 4> Ops;
+		for (const SCEV *Op : Add->operands()) {
+			const SCEV *D = divideExactly(SE, Op, U);
+			if (!D)
+				return nullptr;
+			Ops.push_back(D);
+		}
+		return SE.getAddExpr(Ops);
+	}
+	return nullptr;
+}
+
+void mergeUnrolled(ScalarEvolution &SE, SmallVectorImpl<CoalesceGroup> &Groups)
+{
+	SmallVector<CoalesceGroup, 16> Out;
+	SmallVector<bool, 16> Taken(Groups.size(), false);
+
+	for (unsigned I = 0; I < Groups.size(); I++) {
+		if (Taken[I])
+			continue;
+		CoalesceGroup &G = Groups[I];
+		SmallVector<unsigned, 8> Set = { I };
+
+		for (unsigned J = I + 1; J < Groups.size(); J++)
+			if (!Taken[J] && Groups[J].L == G.L &&
+			    Groups[J].IsWrite == G.IsWrite &&
+			    Groups[J].Step == G.Step &&
+			    Groups[J].Btc == G.Btc &&
+			    Groups[J].Spans == G.Spans)
+				Set.push_back(J);
+		unsigned U = Set.size();
+		Type *Ty = G.Step->getType();
+		const SCEV *Row = U > 1 && !isa<SCEVConstant>(G.Step) ?
+					  divideExactly(SE, G.Step, U) :
+					  nullptr;
+		if (!Row) {
+			Out.push_back(G);
+			continue;
+		}
+		/* Which member is first, and the others each k rows after it. */
+		int First = -1;
+		for (unsigned A : Set) {
+			SmallVector<bool, 8> Seen(U, false);
+			bool Fits = true;
+
+			for (unsigned B : Set) {
+				const SCEV *Diff = SE.getMinusSCEV(
+					Groups[B].Base, Groups[A].Base);
+				unsigned K = 0;
+
+				while (K < U &&
+				       SE.getMulExpr(SE.getConstant(Ty, K),
+						     Row) != Diff)
+					K++;
+				if (K == U || Seen[K]) {
+					Fits = false;
+					break;
+				}
+				Seen[K] = true;
+			}
+			if (Fits) {
+				First = A;
+				break;
+			}
+		}
+		if (First < 0) {
+			Out.push_back(G);
+			continue;
+		}
+		CoalesceGroup M = Groups[First];
+		M.Step = Row;
+		/* U steps of a row per iteration: U (Btc + 1) - 1 rows on. */
+		M.Btc = SE.getAddExpr(SE.getMulExpr(SE.getConstant(Ty, U),
+						    G.Btc),
+				      SE.getConstant(Ty, U - 1));
+		M.Members.clear();
+		for (unsigned A : Set) {
+			Taken[A] = true;
+			M.Members.append(Groups[A].Members.begin(),
+					 Groups[A].Members.end());
+		}
+		Out.push_back(M);
+	}
+	Groups.assign(Out.begin(), Out.end());
+}
+
+/*
  * Check the accesses of coalescable loops that, together, walk one block
  * of memory, once, before the loop, as a range: one call instead of a
  * check per access and iteration.  Every conflict that check finds is a
@@ -658,16 +792,7 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
 	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
 
-	struct Group {
-		Loop *L;
-		bool IsWrite;
-		int64_t Step;
-		const SCEV *Base;
-		SmallVector<unsigned, 4> Members; /* indices in Accesses */
-		SmallVector<std::pair<int64_t, int64_t>, 4> Spans;
-		const SCEV *Lo = nullptr, *Len = nullptr; /* if one block */
-	};
-	SmallVector<Group, 16> Groups;
+	SmallVector<CoalesceGroup, 16> Groups;
 	DenseMap<Loop *, bool> Ok;
 	SmallVector<bool, 64> Moved(Accesses.size(), false);
 
@@ -692,16 +817,23 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(A.Ptr));
 		if (!AR || AR->getLoop() != L || !AR->isAffine())
 			continue;
-		auto *StepC = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
-		if (!StepC || StepC->getAPInt().getMinSignedBits() > 48 ||
-		    StepC->isZero())
+		/*
+		 * A step may be a value (a column walk's row length): such a
+		 * group is no block by itself, but may be one with the loops
+		 * around it.
+		 */
+		const SCEV *StepS = SE.getTruncateOrSignExtend(
+			AR->getStepRecurrence(SE), IntPtr);
+		if (StepS->isZero())
 			continue;
-		int64_t Step = StepC->getAPInt().getSExtValue();
-		Group *G = nullptr;
+		if (auto *StepC = dyn_cast<SCEVConstant>(StepS))
+			if (StepC->getAPInt().getMinSignedBits() > 48)
+				continue;
+		CoalesceGroup *G = nullptr;
 		int64_t Off = 0;
-		for (Group &H : Groups) {
+		for (CoalesceGroup &H : Groups) {
 			if (H.L != L || H.IsWrite != A.IsWrite ||
-			    H.Step != Step)
+			    H.Step != StepS)
 				continue;
 			auto *D = dyn_cast<SCEVConstant>(
 				SE.getMinusSCEV(AR->getStart(), H.Base));
@@ -713,27 +845,121 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		}
 		if (!G) {
 			Groups.push_back(
-				{ L, A.IsWrite, Step, AR->getStart(), {}, {} });
+				{ L,
+				  A.IsWrite,
+				  StepS,
+				  AR->getStart(),
+				  SE.getTruncateOrZeroExtend(
+					  SE.getBackedgeTakenCount(L), IntPtr),
+				  {},
+				  {} });
 			G = &Groups.back();
 		}
 		G->Members.push_back(I);
 		G->Spans.push_back({ Off, Off + (int64_t)A.Size });
 	}
+	mergeUnrolled(SE, Groups);
 
 	/* Writes first: a write range covers a read range of the same bytes. */
 	std::stable_sort(Groups.begin(), Groups.end(),
-			 [](const Group &X, const Group &Y) {
+			 [](const CoalesceGroup &X, const CoalesceGroup &Y) {
 				 return X.IsWrite > Y.IsWrite;
 			 });
+	/*
+	 * Each group as a nest: the bytes [Base, Base + Size) its members
+	 * touch in the first iteration, repeated for each loop from the
+	 * group's outwards (Dims, innermost first) Btc + 1 times, Stride
+	 * apart.  At the group's loop that is one dimension; a loop around
+	 * it that cannot synchronize either, that enters the inner loop on
+	 * every iteration and whose counts and strides do not change under
+	 * it adds one, or none when the group's bytes do not move with it.
+	 * The nest is checked before the outermost loop where its bytes
+	 * still form one block (Nest::dense()): a matrix column walked by
+	 * the inner loop of a product is no block, but the columns of all
+	 * the middle loop's iterations are the whole matrix.
+	 */
+	struct Nest {
+		Loop *At = nullptr; /* checked in its preheader */
+		const SCEV *Base = nullptr;
+		int64_t Size = 0;
+		SmallVector<std::pair<const SCEV *, const SCEV *>, 3>
+			Dims; /* (stride, backedge-taken count) */
+		/*
+		 * Conditions (and the value each must have) under which the
+		 * loops inside run on every iteration of the loops around them
+		 * (the tests unrolling and rotation put in front of a loop);
+		 * invariant in At, so the check is made under them too.
+		 */
+		SmallVector<std::pair<Value *, bool>, 4> Guards;
+	};
+	const unsigned MaxNestDims = 3, MaxGuards = 4;
+	/* Calls to make only when their condition holds, after the walk. */
+	SmallVector<std::pair<CallInst *, Value *>, 8> Guarded;
+	auto LoopOk = [&](Loop *L) {
+		auto It = Ok.find(L);
+		if (It == Ok.end())
+			It = Ok.insert({ L,
+					 coalescable(L, TLI) &&
+						 !isa<SCEVCouldNotCompute>(
+							 SE.getBackedgeTakenCount(
+								 L)) })
+				     .first;
+		return It->second;
+	};
+	auto Btc = [&](Loop *L) {
+		return SE.getTruncateOrZeroExtend(SE.getBackedgeTakenCount(L),
+						  IntPtr);
+	};
+	/*
+	 * Whether the nest's bytes are one block whatever the values its
+	 * strides and counts take: a dimension whose stride is at most the
+	 * extent covered so far extends it without a gap.  Only decides
+	 * where to check: the runtime checks the bytes the nest describes,
+	 * block or not.
+	 */
+	auto Dense = [&](const Nest &N) {
+		const SCEV *Extent = SE.getConstant(IntPtr, N.Size);
+		SmallVector<bool, 3> Used(N.Dims.size(), false);
+		unsigned Left = N.Dims.size();
+
+		for (bool Progress = true; Progress && Left;) {
+			Progress = false;
+			for (unsigned I = 0; I < N.Dims.size(); I++) {
+				const SCEV *S = N.Dims[I].first;
+
+				if (Used[I])
+					continue;
+				if (auto *SC = dyn_cast<SCEVConstant>(S))
+					if (SC->getAPInt().isNegative())
+						S = SE.getNegativeSCEV(S);
+				if (!SE.isKnownPredicate(ICmpInst::ICMP_ULE, S,
+							 Extent))
+					continue;
+				Extent = SE.getAddExpr(
+					SE.getMulExpr(S, N.Dims[I].second),
+					Extent);
+				Used[I] = true;
+				Left--;
+				Progress = true;
+			}
+		}
+		return Left == 0;
+	};
+
 	struct Emitted {
 		Loop *L;
-		const SCEV *Lo, *Len;
+		bool IsWrite;
+		const SCEV *Base;
+		int64_t Size;
+		SmallVector<std::pair<const SCEV *, const SCEV *>, 3> Dims;
+		SmallVector<std::pair<Value *, bool>, 4> Guards;
 	};
 	SmallVector<Emitted, 16> Done;
 	SCEVExpander Expander(SE, DL, "valor.range");
 
-	/* Which groups are one block each, and where it lies. */
-	for (Group &G : Groups) {
+	for (CoalesceGroup &G : Groups) {
+		if (G.IsWrite && !ClCoalesceWrites)
+			continue;
 		llvm::sort(G.Spans);
 		int64_t Lo = G.Spans[0].first, Hi = G.Spans[0].second;
 		bool OneSpan = true;
@@ -742,60 +968,183 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 				OneSpan = false;
 			Hi = std::max(Hi, Sp.second);
 		}
-		uint64_t Abs = G.Step < 0 ? -(uint64_t)G.Step :
-					    (uint64_t)G.Step;
-		if (!OneSpan || (uint64_t)(Hi - Lo) < Abs)
+		if (!OneSpan)
 			continue;
-		Instruction *At = G.L->getLoopPreheader()->getTerminator();
-		const SCEV *N = SE.getTruncateOrZeroExtend(
-			SE.getBackedgeTakenCount(G.L), IntPtr);
-		const SCEV *Span =
-			SE.getMulExpr(SE.getConstant(IntPtr, Abs), N);
-		const SCEV *Len =
-			SE.getAddExpr(Span, SE.getConstant(IntPtr, Hi - Lo));
-		const SCEV *First = SE.getAddExpr(
-			G.Base, SE.getConstant(IntPtr, Lo, /*isSigned=*/true));
-		const SCEV *LoS =
-			G.Step > 0 ?
-				First :
-				SE.getAddExpr(First, SE.getNegativeSCEV(Span));
-		if (!isSafeToExpandAt(LoS, At, SE) ||
-		    !isSafeToExpandAt(Len, At, SE))
-			continue;
-		G.Lo = LoS;
-		G.Len = Len;
-	}
 
-	for (Group &G : Groups) {
-		if (!G.Lo || (G.IsWrite && !ClCoalesceWrites))
+		Nest N;
+		N.At = G.L;
+		N.Base = SE.getAddExpr(
+			G.Base, SE.getConstant(IntPtr, Lo, /*isSigned=*/true));
+		N.Size = Hi - Lo;
+		N.Dims.push_back({ G.Step, G.Btc });
+		Nest Best;
+		if (Dense(N))
+			Best = N;
+		while (Loop *P = N.At->getParentLoop()) {
+			BasicBlock *PH = N.At->getLoopPreheader();
+
+			if (!LoopOk(P))
+				break;
+			bool Invariant = true;
+			for (auto &D : N.Dims)
+				Invariant &= SE.isLoopInvariant(D.first, P) &&
+					     SE.isLoopInvariant(D.second, P);
+			for (auto &Gd : N.Guards)
+				Invariant &= P->isLoopInvariant(Gd.first);
+			if (!Invariant)
+				break;
+			/*
+			 * Entered under tests that do not change in P, the
+			 * first made on every iteration of P, each next one
+			 * only where the one before it leads: then on every
+			 * iteration or on none.
+			 */
+			bool Entered = true;
+			for (BasicBlock *To = PH;
+			     !DT.dominates(To, P->getLoopLatch());) {
+				BasicBlock *Test = To->getSinglePredecessor();
+				auto *Br =
+					Test ? dyn_cast<BranchInst>(
+						       Test->getTerminator()) :
+					       nullptr;
+				if (!Br || !Br->isConditional() ||
+				    LI.getLoopFor(Test) != P ||
+				    Br->getSuccessor(0) ==
+					    Br->getSuccessor(1) ||
+				    !P->isLoopInvariant(Br->getCondition()) ||
+				    N.Guards.size() == MaxGuards) {
+					Entered = false;
+					break;
+				}
+				N.Guards.push_back(
+					{ Br->getCondition(),
+					  Br->getSuccessor(0) == To });
+				To = Test;
+			}
+			if (!Entered)
+				break;
+			if (!SE.isLoopInvariant(N.Base, P)) {
+				auto *AR = dyn_cast<SCEVAddRecExpr>(N.Base);
+				if (!AR || AR->getLoop() != P ||
+				    !AR->isAffine() ||
+				    N.Dims.size() == MaxNestDims)
+					break;
+				const SCEV *Step = SE.getTruncateOrSignExtend(
+					AR->getStepRecurrence(SE), IntPtr);
+				if (!SE.isLoopInvariant(Step, P))
+					break;
+				N.Dims.push_back({ Step, Btc(P) });
+				N.Base = AR->getStart();
+			}
+			N.At = P;
+			if (Dense(N))
+				Best = N;
+		}
+		if (!Best.At)
 			continue;
-		Instruction *At = G.L->getLoopPreheader()->getTerminator();
-		const SCEV *LoS = G.Lo, *Len = G.Len;
+
+		Instruction *At = Best.At->getLoopPreheader()->getTerminator();
+		bool Expandable = isSafeToExpandAt(Best.Base, At, SE);
+		for (auto &D : Best.Dims)
+			Expandable &= isSafeToExpandAt(D.first, At, SE) &&
+				      isSafeToExpandAt(D.second, At, SE);
+		for (auto &Gd : Best.Guards)
+			if (auto *CI = dyn_cast<Instruction>(Gd.first))
+				Expandable &= DT.dominates(CI, At);
+		if (!Expandable)
+			continue;
 
 		for (unsigned I : G.Members)
 			Moved[I] = true;
 		St.Coalesced += G.Members.size();
+		/* A write nest covers a read nest of the same bytes. */
 		bool Covered = false;
 		for (const Emitted &E : Done)
-			Covered |= E.L == G.L && E.Lo == LoS && E.Len == Len;
+			Covered |= E.L == Best.At && E.Base == Best.Base &&
+				   E.Size == Best.Size && E.Dims == Best.Dims &&
+				   E.Guards == Best.Guards &&
+				   (E.IsWrite || !G.IsWrite);
 		if (Covered)
 			continue;
-		Done.push_back({ G.L, LoS, Len });
+		Done.push_back({ Best.At, G.IsWrite, Best.Base, Best.Size,
+				 Best.Dims, Best.Guards });
 		St.LoopRanges++;
 
 		Instruction *Site = Accesses[G.Members[0]].Inst;
-		Value *LoV = Expander.expandCodeFor(LoS, LoS->getType(), At);
-		Value *LenV = Expander.expandCodeFor(Len, IntPtr, At);
 		IRBuilder<> IRB(At);
 		IRB.SetCurrentDebugLocation(locationFor(Site));
-		IRB.CreateCall(M.getOrInsertFunction(
-				       G.IsWrite && InlineChecks ?
-					       names::PassWriteRange :
-				       G.IsWrite    ? names::WriteRange :
-				       InlineChecks ? names::PassReadRange :
-						      names::ReadRange,
-				       Type::getVoidTy(C), I8Ptr, IntPtr),
-			       { IRB.CreatePointerCast(LoV, I8Ptr), LenV });
+		Value *When = nullptr;
+		for (auto &Gd : Best.Guards) {
+			Value *V = Gd.second ? Gd.first :
+					       IRB.CreateNot(Gd.first);
+			When = When ? IRB.CreateAnd(When, V) : V;
+		}
+		auto *StepC = dyn_cast<SCEVConstant>(G.Step);
+		if (Best.Dims.size() == 1 && StepC && !StepC->isZero()) {
+			/* One loop's walk, up or down: a range. */
+			int64_t Step = StepC->getAPInt().getSExtValue();
+			uint64_t Abs = Step < 0 ? -(uint64_t)Step :
+						  (uint64_t)Step;
+			const SCEV *Span =
+				SE.getMulExpr(SE.getConstant(IntPtr, Abs),
+					      Best.Dims[0].second);
+			const SCEV *Len = SE.getAddExpr(
+				Span, SE.getConstant(IntPtr, Best.Size));
+			const SCEV *LoS =
+				Step > 0 ?
+					Best.Base :
+					SE.getAddExpr(Best.Base,
+						      SE.getNegativeSCEV(Span));
+			Value *LoV =
+				Expander.expandCodeFor(LoS, LoS->getType(), At);
+			Value *LenV = Expander.expandCodeFor(Len, IntPtr, At);
+			CallInst *Call = IRB.CreateCall(
+				M.getOrInsertFunction(
+					G.IsWrite && InlineChecks ?
+						names::PassWriteRange :
+					G.IsWrite    ? names::WriteRange :
+					InlineChecks ? names::PassReadRange :
+						       names::ReadRange,
+					Type::getVoidTy(C), I8Ptr, IntPtr),
+				{ IRB.CreatePointerCast(LoV, I8Ptr), LenV });
+			if (When)
+				Guarded.push_back({ Call, When });
+			continue;
+		}
+		SmallVector<Value *, 8> Args;
+		Value *BaseV = Expander.expandCodeFor(Best.Base,
+						      Best.Base->getType(), At);
+		Args.push_back(IRB.CreatePointerCast(BaseV, I8Ptr));
+		Args.push_back(ConstantInt::get(IntPtr, Best.Size));
+		for (unsigned I = 0; I < MaxNestDims; I++) {
+			if (I < Best.Dims.size()) {
+				Args.push_back(Expander.expandCodeFor(
+					Best.Dims[I].first, IntPtr, At));
+				Args.push_back(Expander.expandCodeFor(
+					SE.getAddExpr(Best.Dims[I].second,
+						      SE.getOne(IntPtr)),
+					IntPtr, At));
+			} else {
+				Args.push_back(ConstantInt::get(IntPtr, 0));
+				Args.push_back(ConstantInt::get(IntPtr, 1));
+			}
+		}
+		SmallVector<Type *, 8> Params(Args.size(), IntPtr);
+		Params[0] = I8Ptr;
+		CallInst *Call = IRB.CreateCall(
+			M.getOrInsertFunction(
+				G.IsWrite ? names::PassWriteNest :
+					    names::PassReadNest,
+				FunctionType::get(Type::getVoidTy(C), Params,
+						  false)),
+			Args);
+		if (When)
+			Guarded.push_back({ Call, When });
+	}
+	for (auto &GC : Guarded) {
+		Instruction *Then = SplitBlockAndInsertIfThen(
+			GC.second, GC.first, false, nullptr, &DT, &LI);
+		GC.first->moveBefore(Then);
 	}
 
 	SmallVector<Access, 64> Rest;

@@ -46,4 +46,20 @@ void __valor_pass_access_slow(uintptr_t addr, size_t size,
 void __valor_pass_read_range(void *addr, size_t len);
 void __valor_pass_write_range(void *addr, size_t len);
 
+/*
+ * The accesses of a loop nest, checked once before it: @size bytes at
+ * @base, repeated for each loop (innermost first) count times, stride
+ * bytes apart (a stride may be negative; a loop the pass has no use for
+ * is stride 0, count 1).  The pass emits it where the bytes form one
+ * block whatever the counts (a matrix's columns, walked for every
+ * column); the runtime checks exactly the bytes described, block or not.
+ */
+#define VALOR_PASS_NEST_DIMS 3
+void __valor_pass_read_nest(void *base, size_t size, intptr_t stride1,
+			    size_t count1, intptr_t stride2, size_t count2,
+			    intptr_t stride3, size_t count3);
+void __valor_pass_write_nest(void *base, size_t size, intptr_t stride1,
+			     size_t count1, intptr_t stride2, size_t count2,
+			     intptr_t stride3, size_t count3);
+
 #endif /* VALOR_RUNTIME_PASS_ABI_H */

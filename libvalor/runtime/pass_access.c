@@ -56,21 +56,27 @@ static inline void check_rest(uintptr_t a, uintptr_t end, bool is_write,
 }
 
 /*
- * A loop's reads, checked once before it (the pass's loop coalescing),
- * a filter chunk (1 KiB) at a time: nothing to do for a chunk this
+ * A block a loop's accesses, checked once before it, stand for: reads a
+ * filter chunk (1 KiB) at a time, with nothing to do for a chunk this
  * region has read every byte of already (the filter says so without a
- * look at the cells); the others cell by cell.  A chunk at a time, so
- * that a row whose filter entry lost one chunk to a column walk costs
- * that chunk only.
+ * look at the cells), the others cell by cell; so that a row whose
+ * filter entry lost one chunk to a column walk costs that chunk only.
+ * Writes cell by cell, as the inline check makes them, so that the
+ * write set gets the entries the loop's own writes would give it.
  */
-PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
+static inline __attribute__((always_inline)) void
+check_block(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
+	    uintptr_t site)
 {
 	const uintptr_t chunk = (uintptr_t)RFILTER_CHUNK_CELLS << CELL_SHIFT;
-	uintptr_t a = (uintptr_t)addr, end = a + len;
-	struct valor_thread *th = rt_cur_vt;
 
 	if (!th || th->mode != THREAD_FAST) {
-		check_rest(a, end, false, SITE());
+		check_rest(a, end, is_write, site);
+		return;
+	}
+	if (is_write) {
+		check_rest(check_cells(th, a, end, true, site), end, true,
+			   site);
 		return;
 	}
 	while (a < end) {
@@ -79,9 +85,9 @@ PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 		if (next > end)
 			next = end;
 		if (!rfilter_holds_range(th, a, next - a)) {
-			stop = check_cells(th, a, next, false, SITE());
+			stop = check_cells(th, a, next, false, site);
 			if (stop < next || th->mode != THREAD_FAST) {
-				check_rest(stop, end, false, SITE());
+				check_rest(stop, end, false, site);
 				return;
 			}
 		}
@@ -89,17 +95,108 @@ PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 	}
 }
 
-/*
- * A loop's writes, checked once before it (-valor-coalesce-writes=1):
- * cell by cell, as the inline check makes them, so that the write set
- * gets the entries the loop's own writes would give it.
- */
+/* A loop's reads as one range (the pass's loop coalescing). */
+PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
+{
+	check_block(rt_cur_vt, (uintptr_t)addr, (uintptr_t)addr + len, false,
+		    SITE());
+}
+
+/* A loop's writes as one range (-valor-coalesce-writes=1). */
 PASS_ENTRY void __valor_pass_write_range(void *addr, size_t len)
 {
-	uintptr_t a = (uintptr_t)addr, end = a + len;
-	struct valor_thread *th = rt_cur_vt;
+	check_block(rt_cur_vt, (uintptr_t)addr, (uintptr_t)addr + len, true,
+		    SITE());
+}
 
-	if (th && th->mode == THREAD_FAST)
-		a = check_cells(th, a, end, true, SITE());
-	check_rest(a, end, true, SITE());
+struct nest_dim {
+	intptr_t stride;
+	size_t count;
+};
+
+/*
+ * The bytes a loop nest's accesses touch (pass_abi.h): @size bytes at
+ * @base, repeated for each dimension count times, stride apart.  The
+ * dimensions whose stride is at most the extent the others below them
+ * cover merge into one block (a matrix's columns walked for every
+ * column: the whole matrix); the rest, if any, are walked here, a block
+ * at a time.  Exact either way: every byte checked is one the nest
+ * touches.
+ */
+static inline __attribute__((always_inline)) void
+check_nest(uintptr_t base, size_t size, struct nest_dim *d, unsigned n,
+	   bool is_write, uintptr_t site)
+{
+	struct valor_thread *th = rt_cur_vt;
+	size_t extent = size, idx[VALOR_PASS_NEST_DIMS] = { 0 };
+	unsigned kept = 0;
+
+	if (!size)
+		return;
+	/* Downward walks from their lowest address; drop the dimensions
+	 * that do not move, and the loops that run once. */
+	for (unsigned i = 0; i < n; i++) {
+		if (!d[i].count)
+			return;
+		if (d[i].stride < 0) {
+			base += (uintptr_t)d[i].stride * (d[i].count - 1);
+			d[i].stride = -d[i].stride;
+		}
+		if (d[i].stride && d[i].count > 1)
+			d[kept++] = d[i];
+	}
+	for (unsigned i = 1; i < kept; i++)
+		for (unsigned j = i; j && d[j].stride < d[j - 1].stride; j--) {
+			struct nest_dim t = d[j];
+
+			d[j] = d[j - 1];
+			d[j - 1] = t;
+		}
+	n = 0;
+	while (n < kept && (size_t)d[n].stride <= extent) {
+		extent += (size_t)d[n].stride * (d[n].count - 1);
+		n++;
+	}
+	d += n;
+	kept -= n;
+	for (;;) {
+		uintptr_t a = base;
+
+		for (unsigned i = 0; i < kept; i++)
+			a += (uintptr_t)d[i].stride * idx[i];
+		check_block(th, a, a + extent, is_write, site);
+		th = rt_cur_vt;
+		unsigned i = 0;
+
+		while (i < kept && ++idx[i] == d[i].count)
+			idx[i++] = 0;
+		if (i == kept)
+			return;
+	}
+}
+
+PASS_ENTRY void __valor_pass_read_nest(void *base, size_t size,
+				       intptr_t stride1, size_t count1,
+				       intptr_t stride2, size_t count2,
+				       intptr_t stride3, size_t count3)
+{
+	struct nest_dim d[VALOR_PASS_NEST_DIMS] = { { stride1, count1 },
+						    { stride2, count2 },
+						    { stride3, count3 } };
+
+	check_nest((uintptr_t)base, size, d, VALOR_PASS_NEST_DIMS, false,
+		   SITE());
+}
+
+PASS_ENTRY void __valor_pass_write_nest(void *base, size_t size,
+					intptr_t stride1, size_t count1,
+					intptr_t stride2, size_t count2,
+					intptr_t stride3, size_t count3)
+{
+	struct nest_dim d[VALOR_PASS_NEST_DIMS] = { { stride1, count1 },
+						    { stride2, count2 },
+						    { stride3, count3 } };
+
+	check_nest((uintptr_t)base, size, d, VALOR_PASS_NEST_DIMS, true,
+		   SITE());
 }

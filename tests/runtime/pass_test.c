@@ -251,7 +251,7 @@ TEST_F_TIMEOUT(shapes, checks_are_inlined_by_default, 120)
 	ASSERT_TRUE(compile_ir(_metadata, self, "inlined", NULL));
 	EXPECT_EQ(NULL, strstr(self->ir, "@__valor_check_"));
 	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_read_first("));
-	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_abi_v1 "));
+	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_abi_v2 "));
 	EXPECT_LT(0, count_in(self->ir, "reread", "@rt_cur_vt"));
 }
 
@@ -309,6 +309,12 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write_range", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write4", 1);
 
+	/* Nests: a's rows and b's columns, walked for every i and j. */
+	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_read_nest", 2);
+	EXPECT_CALLS(self->ir, "half_column_sums", "__valor_pass_read_nest", 0);
+	EXPECT_CALLS(self->ir, "column_sums_locked", "__valor_pass_read_nest",
+		     0);
+
 	/* -valor-coalesce-loops=0 turns it off. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "uncoalesced", CALLS_OFF,
 			       "-fno-vectorize", NULL));
@@ -331,13 +337,21 @@ static int line_of_marker(const char *path, const char *marker)
 	return hit ? line : -1;
 }
 
+/* A write-read conflict a program must report: its two lines' markers. */
+struct race_lines {
+	const char *write, *read;
+};
+
 /*
- * Ranges are exact at run time too: on loop_ranges.c, whose loops are
- * coalesced (its writes too), each analysis reports T2's read of T1's bytes and nothing
- * else -- no conflict from a range one element too long where the two
- * threads' halves meet.
+ * Build tests/runtime/programs/@program.c with the pass (writes
+ * coalesced too) and run it under each analysis: every conflict
+ * reported must be one of @races (by line), and each of @races must be
+ * reported.  The build must have coalesced a loop, or this tests
+ * nothing the inline checks do not.
  */
-TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
+static void expect_exact_races(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(shapes) * self, const char *program,
+			       const struct race_lines *races, int n_races)
 {
 	static const char *const analyses[] = { "valor", "fastrcd",
 						"fasttrack" };
@@ -345,19 +359,22 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 	char src[PATH_MAX], sched[PATH_MAX], bin[PATH_MAX], log[PATH_MAX];
 	char support[PATH_MAX], opts[2 * PATH_MAX], out[PATH_MAX];
 	struct argv_buf *cmd = malloc(sizeof(*cmd));
-	int wline, rline;
+	int wline[4], rline[4];
 
 	ASSERT_NE(NULL, rep);
 	ASSERT_NE(NULL, cmd);
-	pathf(src, sizeof(src), "%s/tests/runtime/programs/loop_ranges.c",
-	      self->tree.root);
+	ASSERT_GE(4, n_races);
+	pathf(src, sizeof(src), "%s/tests/runtime/programs/%s.c",
+	      self->tree.root, program);
 	pathf(support, sizeof(support), "%s/tests/runtime/corpus/support",
 	      self->tree.root);
-	pathf(bin, sizeof(bin), "%s/loop_ranges", self->out);
-	wline = line_of_marker(src, "racy: write");
-	rline = line_of_marker(src, "racy: read");
-	ASSERT_LT(0, wline);
-	ASSERT_LT(0, rline);
+	pathf(bin, sizeof(bin), "%s/%s", self->out, program);
+	for (int i = 0; i < n_races; i++) {
+		wline[i] = line_of_marker(src, races[i].write);
+		rline[i] = line_of_marker(src, races[i].read);
+		ASSERT_LT(0, wline[i]);
+		ASSERT_LT(0, rline[i]);
+	}
 	ASSERT_TRUE(build_sched(_metadata, &self->tree, "clang", self->out,
 				sched, sizeof(sched)));
 	argv_init(cmd);
@@ -375,7 +392,7 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 	argv_add(cmd, "%s", bin);
 	argv_add(cmd, "%s", src);
 	argv_add(cmd, "%s", sched);
-	pathf(log, sizeof(log), "%s/loop_ranges.build.log", self->out);
+	pathf(log, sizeof(log), "%s/%s.build.log", self->out, program);
 	ASSERT_TRUE(build_step(_metadata, cmd, log));
 	/* The build did coalesce (else this tests nothing new). */
 	{
@@ -391,11 +408,11 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 		char *argv[] = { bin, NULL };
 		char *env[] = { opts, NULL };
 		struct run_result r;
-		int right = 0;
+		int right[4] = { 0 };
 
-		pathf(log, sizeof(log), "%s/loop_ranges.%s.json", self->out,
+		pathf(log, sizeof(log), "%s/%s.%s.json", self->out, program,
 		      analyses[a]);
-		pathf(out, sizeof(out), "%s/loop_ranges.%s.out", self->out,
+		pathf(out, sizeof(out), "%s/%s.%s.out", self->out, program,
 		      analyses[a]);
 		unlink(log);
 		pathf(opts, sizeof(opts),
@@ -413,21 +430,58 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 		}
 		for (int k = 0; k < rep->n; k++) {
 			char d[512];
+			bool known = false;
 
 			describe_conflict(&rep->c[k], d, sizeof(d));
-			EXPECT_TRUE(rep->c[k].first.line == wline &&
-				    rep->c[k].second.line == rline)
+			for (int i = 0; i < n_races; i++) {
+				bool match = rep->c[k].first.line == wline[i] &&
+					     rep->c[k].second.line == rline[i];
+
+				known |= match;
+				right[i] += match && rep->c[k].kind == 1;
+			}
+			EXPECT_TRUE(known)
 			TH_LOG("%s: unexpected conflict %s", analyses[a], d);
-			right += rep->c[k].kind == 1 &&
-				 rep->c[k].first.line == wline &&
-				 rep->c[k].second.line == rline;
 		}
-		EXPECT_LT(0, right)
-		TH_LOG("%s: no write-read conflict %d -> %d", analyses[a],
-		       wline, rline);
+		for (int i = 0; i < n_races; i++) {
+			EXPECT_LT(0, right[i])
+			TH_LOG("%s: no write-read conflict %d -> %d",
+			       analyses[a], wline[i], rline[i]);
+		}
 	}
 	free(cmd);
 	free(rep);
+}
+
+/*
+ * Ranges are exact at run time too: on loop_ranges.c, whose loops are
+ * coalesced (its writes too), each analysis reports T2's read of T1's
+ * bytes and nothing else -- no conflict from a range one element too
+ * long where the two threads' halves meet.
+ */
+TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
+{
+	static const struct race_lines races[] = {
+		{ "racy: write", "racy: read" },
+	};
+
+	expect_exact_races(_metadata, self, "loop_ranges", races, 1);
+}
+
+/*
+ * So are nests: nest_ranges.c's column sums over the bottom half of a
+ * matrix report T1's one write there and not its fill of the top half;
+ * the runtime's nest entry point, given every other element of two rows,
+ * reports T1's write of one of them and none of its writes in between.
+ */
+TEST_F_TIMEOUT(shapes, loop_nests_report_exactly_the_races, 180)
+{
+	static const struct race_lines races[] = {
+		{ "racy: write", "racy: read" },
+		{ "nest: write", "nest: read" },
+	};
+
+	expect_exact_races(_metadata, self, "nest_ranges", races, 2);
 }
 
 /*

@@ -239,3 +239,46 @@ void exps(double *out, const double *in, long n)
 	for (long i = 0; i < n; i++)
 		out[i] = exp(in[i]);
 }
+
+/*
+ * Coalesced as a nest: the inner loop walks a column of b (a step of a
+ * row, no block), but the columns of all the middle loop's iterations
+ * are all of b: one __valor_pass_read_nest before the middle loop.
+ */
+void matrix_product(double *c, const double *a, const double *b, long n)
+{
+	for (long i = 0; i < n; i++)
+		for (long j = 0; j < n; j++) {
+			double s = 0;
+
+			for (long k = 0; k < n; k++)
+				s += a[i * n + k] * b[k * n + j];
+			c[i * n + j] = s;
+		}
+}
+
+/* No nest: the first half of each row is no block. */
+void half_column_sums(double *out, const double *b, long n)
+{
+	for (long j = 0; j < n / 2; j++) {
+		double s = 0;
+
+		for (long k = 0; k < n; k++)
+			s += b[k * n + j];
+		out[j] = s;
+	}
+}
+
+/* No nest: the middle loop may synchronize between the columns. */
+void column_sums_locked(double *out, const double *b, long n)
+{
+	for (long j = 0; j < n; j++) {
+		double s = 0;
+
+		for (long k = 0; k < n; k++)
+			s += b[k * n + j];
+		pthread_mutex_lock(&lock);
+		out[j] = s;
+		pthread_mutex_unlock(&lock);
+	}
+}

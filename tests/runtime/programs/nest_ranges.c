@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loop nests whose accesses the pass checks once, as a nest, before the
+ * middle loop, for pass_test.c.  T1 fills the top and bottom quarters
+ * of a matrix and writes one element of the middle half, its region
+ * still open; T2 then sums the columns of the middle half (a column walk
+ * in the inner loop, a block of rows for the two loops together).  A
+ * nest one row too big at either end would be a conflict with T1's
+ * fill: exactly one write-read conflict, at the lines marked racy.
+ *
+ * Then the runtime's nest entry point itself, on bytes that are no
+ * block: every other element of two rows of g.  T1's writes to the
+ * elements in between and to a third row are no conflict; its write to
+ * an element of the nest is one, at the lines marked nest.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sched.h"
+
+#define ROWS 64
+#define COLS 48
+
+double m[ROWS * COLS], sums[COLS];
+double g[3 * 16];
+
+void __valor_pass_read_nest(void *base, size_t size, intptr_t stride1,
+			    size_t count1, intptr_t stride2, size_t count2,
+			    intptr_t stride3, size_t count3);
+
+__attribute__((noinline)) static void fill(double *p, long n, double v)
+{
+	for (long i = 0; i < n; i++)
+		p[i] = v;
+}
+
+/* Not static: the sizes stay values, not constants that unroll it. */
+void column_sums(double *out, const double *p, long rows, long cols);
+
+__attribute__((noinline)) void column_sums(double *out, const double *p,
+					   long rows, long cols)
+{
+	for (long j = 0; j < cols; j++) {
+		double s = 0;
+
+		for (long k = 0; k < rows; k++)
+			s += p[k * cols + j]; /* racy: read */
+		out[j] = s;
+	}
+}
+
+static void *t1_fn(void *arg)
+{
+	(void)arg;
+	fill(m, ROWS / 4 * COLS, 1);
+	fill(m + 3 * ROWS / 4 * COLS, ROWS / 4 * COLS, 1);
+	m[(ROWS / 4 + 3) * COLS + 5] = 2; /* racy: write */
+	/* Stores one by one: merged, a neighbour's would cover g[20]. */
+	g[1] = 1;
+	__asm__ volatile("" ::: "memory");
+	g[8] = 1;
+	__asm__ volatile("" ::: "memory");
+	g[16 + 3] = 1;
+	__asm__ volatile("" ::: "memory");
+	g[32 + 2] = 1;
+	__asm__ volatile("" ::: "memory");
+	g[16 + 4] = 1; /* nest: write */
+	sched_done(1);
+	sched_wait(2);
+	return NULL;
+}
+
+static void *t2_fn(void *arg)
+{
+	(void)arg;
+	sched_wait(1);
+	column_sums(sums, m + ROWS / 4 * COLS, ROWS / 2, COLS);
+	/*
+	 * Too few rows for the unrolled loop the nest stands for: none of
+	 * it runs, and no nest is checked (the next row is T1's).
+	 */
+	column_sums(sums, m + (3 * ROWS / 4 - 2) * COLS, 2, COLS);
+	/* No rows at all: nothing is read, and no nest is checked. */
+	column_sums(sums, m + 3 * ROWS / 4 * COLS, -1, COLS);
+	/* g[0, 2, 4, 6] and g[16, 18, 20, 22]. */
+	/* nest: read */ __valor_pass_read_nest(g, sizeof(g[0]), 16, 4, 128, 2,
+						0, 1);
+	sched_done(2);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t1, t2;
+
+	pthread_create(&t1, NULL, t1_fn, NULL);
+	pthread_create(&t2, NULL, t2_fn, NULL);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	printf("sum %g\n", sums[5]);
+	return 0;
+}
