@@ -114,16 +114,9 @@ static cl::opt<bool> ClCoalesce("valor-coalesce-loops",
 				cl::desc("check a loop's contiguous accesses "
 					 "once, as ranges, before the loop"),
 				cl::init(true), cl::Hidden);
-/*
- * Off by default: write ranges made histogram 30% faster, but matrix
- * product at n = 1000 three times slower (10.2 s against 3.5 s: its read
- * log took 180 times as many entries once each row of C was taken
- * before the loop that computes it), for reasons not understood yet
- * (Documentation/instrumentation-pass.md).
- */
 static cl::opt<bool> ClCoalesceWrites("valor-coalesce-writes",
 				      cl::desc("coalesce a loop's writes too"),
-				      cl::init(false), cl::Hidden);
+				      cl::init(true), cl::Hidden);
 static cl::opt<bool> ClStats("valor-stats",
 			     cl::desc("print what the pass did per module"),
 			     cl::init(false), cl::Hidden);
@@ -814,18 +807,26 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		if (!It->second ||
 		    !DT.dominates(A.Inst->getParent(), L->getLoopLatch()))
 			continue;
-		auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(A.Ptr));
-		if (!AR || AR->getLoop() != L || !AR->isAffine())
-			continue;
 		/*
 		 * A step may be a value (a column walk's row length): such a
 		 * group is no block by itself, but may be one with the loops
-		 * around it.
+		 * around it.  It may be zero: an address the loop does not
+		 * move (a row a fully unrolled inner loop updated) is
+		 * accessed on every iteration, and the loops around may walk
+		 * it.
 		 */
-		const SCEV *StepS = SE.getTruncateOrSignExtend(
-			AR->getStepRecurrence(SE), IntPtr);
-		if (StepS->isZero())
-			continue;
+		const SCEV *Ptr = SE.getSCEV(A.Ptr), *First, *StepS;
+		if (SE.isLoopInvariant(Ptr, L)) {
+			First = Ptr;
+			StepS = SE.getZero(IntPtr);
+		} else {
+			auto *AR = dyn_cast<SCEVAddRecExpr>(Ptr);
+			if (!AR || AR->getLoop() != L || !AR->isAffine())
+				continue;
+			First = AR->getStart();
+			StepS = SE.getTruncateOrSignExtend(
+				AR->getStepRecurrence(SE), IntPtr);
+		}
 		if (auto *StepC = dyn_cast<SCEVConstant>(StepS))
 			if (StepC->getAPInt().getMinSignedBits() > 48)
 				continue;
@@ -836,7 +837,7 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 			    H.Step != StepS)
 				continue;
 			auto *D = dyn_cast<SCEVConstant>(
-				SE.getMinusSCEV(AR->getStart(), H.Base));
+				SE.getMinusSCEV(First, H.Base));
 			if (D && D->getAPInt().getMinSignedBits() <= 48) {
 				G = &H;
 				Off = D->getAPInt().getSExtValue();
@@ -848,7 +849,7 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 				{ L,
 				  A.IsWrite,
 				  StepS,
-				  AR->getStart(),
+				  First,
 				  SE.getTruncateOrZeroExtend(
 					  SE.getBackedgeTakenCount(L), IntPtr),
 				  {},
@@ -1080,8 +1081,9 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 			When = When ? IRB.CreateAnd(When, V) : V;
 		}
 		auto *StepC = dyn_cast<SCEVConstant>(G.Step);
-		if (Best.Dims.size() == 1 && StepC && !StepC->isZero()) {
-			/* One loop's walk, up or down: a range. */
+		if (Best.Dims.size() == 1 && StepC &&
+		    Best.Size >= std::abs(StepC->getAPInt().getSExtValue())) {
+			/* One loop's walk, up or down, or none: a range. */
 			int64_t Step = StepC->getAPInt().getSExtValue();
 			uint64_t Abs = Step < 0 ? -(uint64_t)Step :
 						  (uint64_t)Step;

@@ -102,7 +102,7 @@ PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 		    SITE());
 }
 
-/* A loop's writes as one range (-valor-coalesce-writes=1). */
+/* A loop's writes as one range. */
 PASS_ENTRY void __valor_pass_write_range(void *addr, size_t len)
 {
 	check_block(rt_cur_vt, (uintptr_t)addr, (uintptr_t)addr + len, true,

@@ -279,7 +279,7 @@ TEST_F_TIMEOUT(shapes, abi_tsan_is_clangs_own_instrumentation, 120)
  * Loops are coalesced: a loop's reads that walk a block of memory, on
  * every iteration, in a loop nothing in which may synchronize and that
  * runs to its count, are checked once before the loop as a range; its
- * writes too with -valor-coalesce-writes=1.
+ * writes too unless -valor-coalesce-writes=0.
  */
 TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 {
@@ -298,22 +298,31 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "copy_some", "__tsan_write4", 1);
 	EXPECT_CALLS(self->ir, "exps", "__tsan_read_range", 1);
 	EXPECT_CALLS(self->ir, "exps", "__tsan_read8", 0);
-	/* Writes stay checks unless -valor-coalesce-writes=1. */
-	EXPECT_CALLS(self->ir, "exps", "__tsan_write_range", 0);
-	EXPECT_CALLS(self->ir, "exps", "__tsan_write8", 1);
-
-	ASSERT_TRUE(compile_ir(_metadata, self, "coalesced_writes", COALESCE,
-			       "-mllvm", "-valor-coalesce-writes=1", NULL));
+	/* Writes too, where they are as exact. */
 	EXPECT_CALLS(self->ir, "exps", "__tsan_write_range", 1);
 	EXPECT_CALLS(self->ir, "exps", "__tsan_write8", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write_range", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write4", 1);
 
+	/* An address the loop does not move: checked once, before it. */
+	EXPECT_CALLS(self->ir, "accumulate", "__tsan_write_range", 1);
+	EXPECT_CALLS(self->ir, "accumulate", "__tsan_write8", 0);
+	EXPECT_CALLS(self->ir, "accumulate", "__tsan_read_range", 1);
+
 	/* Nests: a's rows and b's columns, walked for every i and j. */
 	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_read_nest", 2);
+	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_write_nest", 1);
 	EXPECT_CALLS(self->ir, "half_column_sums", "__valor_pass_read_nest", 0);
 	EXPECT_CALLS(self->ir, "column_sums_locked", "__valor_pass_read_nest",
 		     0);
+
+	/* -valor-coalesce-writes=0 leaves the writes to their checks. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "coalesced_reads", COALESCE,
+			       "-mllvm", "-valor-coalesce-writes=0", NULL));
+	EXPECT_CALLS(self->ir, "exps", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "exps", "__tsan_write_range", 0);
+	EXPECT_CALLS(self->ir, "exps", "__tsan_write8", 1);
+	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_write_nest", 0);
 
 	/* -valor-coalesce-loops=0 turns it off. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "uncoalesced", CALLS_OFF,
@@ -343,8 +352,7 @@ struct race_lines {
 };
 
 /*
- * Build tests/runtime/programs/@program.c with the pass (writes
- * coalesced too) and run it under each analysis: every conflict
+ * Build tests/runtime/programs/@program.c with the pass and run it under each analysis: every conflict
  * reported must be one of @races (by line), and each of @races must be
  * reported.  The build must have coalesced a loop, or this tests
  * nothing the inline checks do not.
@@ -382,8 +390,6 @@ static void expect_exact_races(struct __test_metadata *_metadata,
 	argv_add(cmd, "cc");
 	argv_add(cmd, "--compiler=clang");
 	argv_add(cmd, "-O2");
-	argv_add(cmd, "-mllvm");
-	argv_add(cmd, "-valor-coalesce-writes=1");
 	argv_add(cmd, "-mllvm");
 	argv_add(cmd, "-valor-stats");
 	argv_add(cmd, "-iquote");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Loops whose accesses the pass checks once, as ranges, before the
- * loop (writes with -valor-coalesce-writes=1), for pass_test.c.  T1 fills the
+ * loop, writes too, for pass_test.c.  T1 fills the
  * first half of an array, T2 the second half while T1's region is still
  * open: a range one byte too long on either side would be a conflict
  * here, and there must be none.  Then T2 sums the last quarter of T1's

@@ -232,7 +232,7 @@ void copy_some(int *a, const int *b, long n)
 /*
  * Coalesced: exp() is the C library's, which synchronizes with nothing
  * (it writes only errno), so a loop calling it is still coalesced: a
- * read range, and with -valor-coalesce-writes=1 a write range.
+ * read range and a write range (reads only with -valor-coalesce-writes=0).
  */
 void exps(double *out, const double *in, long n)
 {
@@ -281,4 +281,16 @@ void column_sums_locked(double *out, const double *b, long n)
 		out[j] = s;
 		pthread_mutex_unlock(&lock);
 	}
+}
+
+/*
+ * Coalesced: *total does not move with the loop, and it may alias u, so
+ * the loop stores it on every iteration (LLVM loads it once, before the
+ * loop): a write range of its 8 bytes before the loop, and a read range
+ * of u.
+ */
+void accumulate(double *total, const double *u, long n)
+{
+	for (long k = 0; k < n; k++)
+		*total += u[k];
 }
