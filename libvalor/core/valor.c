@@ -138,9 +138,20 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		break;
 	}
 	atomic_fetch_sub(&ctx->wlog_readers, 1);
-	if (found)
+	/*
+	 * A range the slot wrote since as a run (write_run()) is not in the
+	 * ring: the newer of the two.  The slot's newest write of the cell
+	 * is the one a report wants: the last writer's made the version a
+	 * read is validated against, and any write does for an eager one.
+	 */
+	struct valor_access_info run;
+
+	if (runs_find(s, cell, skip_tid, &run) &&
+	    (!found || run.region > out->region)) {
+		*out = run;
 		return true;
-	return runs_find(s, cell, skip_tid, out);
+	}
+	return found;
 }
 
 /*
@@ -477,17 +488,113 @@ int valor_o_write_cell(struct valor_thread *th, shadow_word *p, uint64_t cell,
 	return conflict_deliver(th);
 }
 
-int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
-		   bool is_write, uint64_t site)
+#define WSPILL_MAX (1U << 16)
+#define WSPILL_CELL_BITS 45 /* SHADOW_ADDR_BITS - CELL_SHIFT */
+#define WSPILL_STEP2 (1ULL << WSPILL_CELL_BITS)
+#define WSPILL_COUNT_SHIFT (WSPILL_CELL_BITS + 1)
+#define WSPILL_COUNT_MAX ((1ULL << (64 - WSPILL_COUNT_SHIFT)) - 1)
+
+_Static_assert(WSPILL_CELL_BITS == SHADOW_ADDR_BITS - CELL_SHIFT,
+	       "a spilled word holds any cell");
+
+static uint64_t wspill_cell(uint64_t v)
 {
-	bool eager = false;
+	return v & (WSPILL_STEP2 - 1);
+}
+
+static uint64_t wspill_step(uint64_t v)
+{
+	return v & WSPILL_STEP2 ? 2 : 1;
+}
+
+/* Cells after the first in the run of spilled word @v. */
+static uint64_t wspill_more(uint64_t v)
+{
+	return v >> WSPILL_COUNT_SHIFT;
+}
+
+enum wspill_result { WSPILL_FULL, WSPILL_NEW, WSPILL_JOINED };
+static bool wspill_room(struct valor_thread *th);
+static enum wspill_result wspill_add_run(struct valor_thread *th,
+					 uint64_t start, uint64_t n,
+					 uint64_t site);
+static void wspill_publish(struct valor_thread *th, enum wspill_result r,
+			   const struct wlog_entry *e);
+
+/*
+ * Whole cells [@cell, @end) of a range write (a loop's write range, a
+ * memset, a struct copy): those no region owns and no byte of which is
+ * behind are taken over as valor_o_write_first_try() does, but recorded
+ * as a run on the spill list rather than as entries of the write log;
+ * those this region owns already need nothing.  A range written cell
+ * after cell then costs a word or two there, where the ring took 40
+ * bytes a cell, written now and read again at region end: that traffic
+ * was most of the cost of a region's first writes of an array.  A
+ * report about such a write names the run's site, as for spilled
+ * entries.  Returns where it stopped: @end, or a cell that needs the
+ * general path (owned by another region, refined, bytes behind, its
+ * word changed under us, or no room left on the list).
+ */
+static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
+			  uint64_t site)
+{
+	struct wlog_entry e = { .site = site,
+				.region = th->clock,
+				.tid = th->tid };
+	shadow_word *p = NULL;
+	uint64_t start = cell, n = 0;
+
+	for (; cell < end; cell++) {
+		uint64_t w;
+
+		if (!p || !(cell & (SHADOW_LEAF_WORDS - 1))) {
+			p = shadow_get(&th->ctx->shadow, cell);
+			if (!p)
+				break;
+		} else {
+			p++;
+		}
+		w = atomic_load_explicit(p, memory_order_acquire);
+		if ((w & VW_ACTIVE) && vw_slot(w) == th->slot &&
+		    !vw_refined(w) && !(w & VW_NMASK)) {
+			/* Ours: in the write set already (a row written again). */
+			if (n)
+				wspill_publish(
+					th, wspill_add_run(th, start, n, site),
+					&e);
+			n = 0;
+			continue;
+		}
+		if (vw_refined(w) || (w & (VW_ACTIVE | VW_NMASK)))
+			break;
+		/* A run's word is reserved before its first cell is taken. */
+		if (!n && !wspill_room(th))
+			break;
+		if (!atomic_compare_exchange_strong_explicit(
+			    p, &w, vw_after_first_write(w, th->slot, 0xff),
+			    memory_order_acq_rel, memory_order_acquire))
+			break;
+		th->st.version_bumps++;
+		if (!n)
+			start = cell;
+		if (++n == WSPILL_COUNT_MAX + 1) {
+			wspill_publish(th, wspill_add_run(th, start, n, site),
+				       &e);
+			n = 0;
+		}
+	}
+	if (n)
+		wspill_publish(th, wspill_add_run(th, start, n, site), &e);
+	return cell;
+}
+
+/* An access of the cells of [@addr, @addr + @size), one by one. */
+static bool access_cells(struct valor_thread *th, uintptr_t addr, size_t size,
+			 bool is_write, uint64_t site, bool *eager)
+{
 	uint64_t cell;
 	uint8_t m;
 
-	int fast = valor_o_fast(th, th->shadow_top, addr, size, is_write, site);
-
-	if (fast != VALOR_FAST_MISS)
-		return fast;
 	/*
 	 * Several cells (a 16-byte value, a struct copy): each cell's part
 	 * gets the fast path's look first, so that its reads are logged
@@ -507,22 +614,57 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 			rfilter_note(th, cell, m);
 			continue;
 		case VALOR_FAST_WRITE:
-			/* A range's cells, one by one (a loop's range check). */
 			if (valor_o_write_first_try(th, p, cell, w, m, site))
 				continue;
-			if (write_cell_at(th, p, cell, m, site, &eager))
-				goto out; /* out of memory */
+			if (write_cell_at(th, p, cell, m, site, eager))
+				return false; /* out of memory */
 			continue;
 		default:
 			break;
 		}
 		if (is_write) {
-			if (write_cell(th, cell, m, site, &eager))
-				goto out;
+			if (write_cell(th, cell, m, site, eager))
+				return false;
 		} else {
-			read_cell(th, cell, m, site, &eager);
+			read_cell(th, cell, m, site, eager);
 		}
 	}
+	return true;
+}
+
+int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
+		   bool is_write, uint64_t site)
+{
+	uintptr_t end = addr + size;
+	uint64_t lo = (addr + CELL_SIZE - 1) >> CELL_SHIFT,
+		 hi = end >> CELL_SHIFT;
+	bool eager = false;
+
+	int fast = valor_o_fast(th, th->shadow_top, addr, size, is_write, site);
+
+	if (fast != VALOR_FAST_MISS)
+		return fast;
+	if (!is_write || hi < lo + 2) {
+		access_cells(th, addr, size, is_write, site, &eager);
+		goto out;
+	}
+	/* A write of two whole cells or more: runs, and the ends. */
+	if (addr < lo << CELL_SHIFT &&
+	    !access_cells(th, addr, (lo << CELL_SHIFT) - addr, true, site,
+			  &eager))
+		goto out;
+	while (lo < hi) {
+		lo = write_run(th, lo, hi, site);
+		if (lo == hi)
+			break;
+		if (!access_cells(th, lo << CELL_SHIFT, CELL_SIZE, true, site,
+				  &eager))
+			goto out;
+		lo++;
+	}
+	if (hi << CELL_SHIFT < end)
+		access_cells(th, hi << CELL_SHIFT, end - (hi << CELL_SHIFT),
+			     true, site, &eager);
 out:
 	if (eager)
 		validate_before_eager(th);
@@ -792,30 +934,6 @@ static void release_cell(struct valor_thread *th, shadow_word *p)
  * instead (the paper's "conceptual split"): validate, give up ownership,
  * start a new region.
  */
-#define WSPILL_MAX (1U << 16)
-#define WSPILL_CELL_BITS 45 /* SHADOW_ADDR_BITS - CELL_SHIFT */
-#define WSPILL_STEP2 (1ULL << WSPILL_CELL_BITS)
-#define WSPILL_COUNT_SHIFT (WSPILL_CELL_BITS + 1)
-#define WSPILL_COUNT_MAX ((1ULL << (64 - WSPILL_COUNT_SHIFT)) - 1)
-
-_Static_assert(WSPILL_CELL_BITS == SHADOW_ADDR_BITS - CELL_SHIFT,
-	       "a spilled word holds any cell");
-
-static uint64_t wspill_cell(uint64_t v)
-{
-	return v & (WSPILL_STEP2 - 1);
-}
-
-static uint64_t wspill_step(uint64_t v)
-{
-	return v & WSPILL_STEP2 ? 2 : 1;
-}
-
-/* Cells after the first in the run of spilled word @v. */
-static uint64_t wspill_more(uint64_t v)
-{
-	return v >> WSPILL_COUNT_SHIFT;
-}
 
 /*
  * The newest spilled run of @s with @cell, not made by @skip_tid: the
@@ -851,7 +969,23 @@ static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
 	return false;
 }
 
-enum wspill_result { WSPILL_FULL, WSPILL_NEW, WSPILL_JOINED };
+/* Room for one more word on the spill list, or false. */
+static bool wspill_room(struct valor_thread *th)
+{
+	uint32_t cap = th->wspill_cap ? 2 * th->wspill_cap : 1024;
+	uint64_t *v;
+
+	if (th->wspill_n < th->wspill_cap)
+		return true;
+	if (cap > WSPILL_MAX)
+		return false;
+	v = eng_realloc(th->wspill, (size_t)cap * sizeof(*v));
+	if (!v)
+		return false;
+	th->wspill = v;
+	th->wspill_cap = cap;
+	return true;
+}
 
 /*
  * Add @cell, written from @site, to the spill list: it joins the newest
@@ -882,19 +1016,34 @@ static enum wspill_result wspill_add(struct valor_thread *th, uint64_t cell,
 			}
 		}
 	}
-	if (th->wspill_n == th->wspill_cap) {
-		uint32_t cap = th->wspill_cap ? 2 * th->wspill_cap : 1024;
-		uint64_t *v = cap <= WSPILL_MAX ?
-				      eng_realloc(th->wspill,
-						  (size_t)cap * sizeof(*v)) :
-				      NULL;
-
-		if (!v)
-			return WSPILL_FULL;
-		th->wspill = v;
-		th->wspill_cap = cap;
-	}
+	if (!wspill_room(th))
+		return WSPILL_FULL;
 	th->wspill[th->wspill_n++] = cell;
+	th->wspill_site = site;
+	return WSPILL_NEW;
+}
+
+/*
+ * Add the @n cells from @start, written from @site, to the spill list:
+ * they extend the newest run when they continue it cell after cell from
+ * the same site, else start one.  The caller made room (wspill_room()).
+ */
+static enum wspill_result wspill_add_run(struct valor_thread *th,
+					 uint64_t start, uint64_t n,
+					 uint64_t site)
+{
+	if (th->wspill_n && site == th->wspill_site) {
+		uint64_t *v = &th->wspill[th->wspill_n - 1];
+		uint64_t more = wspill_more(*v);
+
+		if (!(*v & WSPILL_STEP2) &&
+		    start == wspill_cell(*v) + more + 1 &&
+		    more + n <= WSPILL_COUNT_MAX) {
+			*v += n << WSPILL_COUNT_SHIFT;
+			return WSPILL_JOINED;
+		}
+	}
+	th->wspill[th->wspill_n++] = start | (n - 1) << WSPILL_COUNT_SHIFT;
 	th->wspill_site = site;
 	return WSPILL_NEW;
 }

@@ -61,8 +61,8 @@ static inline void check_rest(uintptr_t a, uintptr_t end, bool is_write,
  * region has read every byte of already (the filter says so without a
  * look at the cells), the others cell by cell; so that a row whose
  * filter entry lost one chunk to a column walk costs that chunk only.
- * Writes cell by cell, as the inline check makes them, so that the
- * write set gets the entries the loop's own writes would give it.
+ * Writes in one call to the engine, which takes the cells no region
+ * owns over as runs of its write set (write_run_try() in valor.c).
  */
 static inline __attribute__((always_inline)) void
 check_block(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
@@ -75,8 +75,7 @@ check_block(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 		return;
 	}
 	if (is_write) {
-		check_rest(check_cells(th, a, end, true, site), end, true,
-			   site);
+		on_access_full(a, end - a, true, site);
 		return;
 	}
 	while (a < end) {

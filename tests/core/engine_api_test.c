@@ -1021,6 +1021,66 @@ TEST_F(two_roots, column_walk_by_several_sites_logs_a_group_once_per_site)
 }
 
 /*
+ * A write of many cells at once (a loop's write range, a memset) takes
+ * the cells over as runs of the write set instead of an entry each:
+ * each cell's version moves once per region, a second write of the range
+ * moves none, a read of one of them that it overwrote is reported at the
+ * reader's region end naming the range's site, and the writer's region
+ * end gives every cell up, its partial first and last cells too.
+ */
+TEST_F(two_roots, range_write_takes_its_cells_over_as_a_run)
+{
+	const uint64_t base = 0x80000, cells = 64;
+	uint64_t bumps;
+
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 10, 8, false, 1));
+	bumps = stats_of(self->ctx).version_bumps;
+	EXPECT_EQ(0, valor_access(self->t1, base + 4, 8 * cells - 8, true, 2));
+	EXPECT_EQ(bumps + cells, stats_of(self->ctx).version_bumps);
+	EXPECT_EQ(0, valor_access(self->t1, base + 4, 8 * cells - 8, true, 3));
+	EXPECT_EQ(bumps + cells, stats_of(self->ctx).version_bumps);
+
+	EXPECT_EQ(1, valor_region_end(self->t2));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[0].kind);
+	EXPECT_EQ(base + 8 * 10, self->s.v[0].addr);
+	EXPECT_EQ(1, self->s.v[0].first.site);
+	EXPECT_EQ(2, self->s.v[0].second.site);
+
+	EXPECT_EQ(0, valor_region_end(self->t1));
+	EXPECT_EQ(0, valor_access(self->t2, base, 8, true, 4));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 20, 8, true, 4));
+	EXPECT_EQ(0,
+		  valor_access(self->t2, base + 8 * (cells - 1), 8, true, 4));
+	EXPECT_EQ(0, valor_region_end(self->t2));
+	EXPECT_EQ(1, self->s.n);
+}
+
+/*
+ * A cell of the range that another region owns is that cell's write
+ * conflict, and the run goes on after it: the cells after it are the
+ * range's, which a read by the other thread then conflicts with.
+ */
+TEST_F(two_roots, range_write_goes_on_past_a_cell_another_region_owns)
+{
+	const uint64_t base = 0x90000, cells = 32;
+
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 8, 8, true, 1));
+	EXPECT_EQ(1, valor_access(self->t1, base, 8 * cells, true, 2));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, self->s.v[0].kind);
+	EXPECT_EQ(base + 8 * 8, self->s.v[0].addr);
+	EXPECT_EQ(1, valor_access(self->t2, base + 8 * 20, 8, false, 3));
+	ASSERT_EQ(2, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WR, self->s.v[1].kind);
+	EXPECT_EQ(base + 8 * 20, self->s.v[1].addr);
+	EXPECT_EQ(2, self->s.v[1].first.site);
+	EXPECT_EQ(3, self->s.v[1].second.site);
+	valor_region_end(self->t1);
+	valor_region_end(self->t2);
+}
+
+/*
  * KiB of this process's mappings the kernel was advised to back with
  * huge pages (the "hg" flag in smaps); -1 if smaps cannot be read.
  */
