@@ -788,14 +788,8 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	SmallVector<CoalesceGroup, 16> Groups;
 	DenseMap<Loop *, bool> Ok;
 	SmallVector<bool, 64> Moved(Accesses.size(), false);
-
-	for (unsigned I = 0; I < Accesses.size(); I++) {
-		const Access &A = Accesses[I];
-		Loop *L = LI.getLoopFor(A.Inst->getParent());
-
-		if (!L || !(isa<LoadInst>(A.Inst) || isa<StoreInst>(A.Inst)) ||
-		    A.Inst->isVolatile() || isVtableAccess(A.Inst))
-			continue;
+	/* Whether @L is coalescable() with a count ScalarEvolution knows. */
+	auto LoopOk = [&](Loop *L) {
 		auto It = Ok.find(L);
 		if (It == Ok.end())
 			It = Ok.insert({ L,
@@ -804,7 +798,17 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 							 SE.getBackedgeTakenCount(
 								 L)) })
 				     .first;
-		if (!It->second ||
+		return It->second;
+	};
+
+	for (unsigned I = 0; I < Accesses.size(); I++) {
+		const Access &A = Accesses[I];
+		Loop *L = LI.getLoopFor(A.Inst->getParent());
+
+		if (!L || !(isa<LoadInst>(A.Inst) || isa<StoreInst>(A.Inst)) ||
+		    A.Inst->isVolatile() || isVtableAccess(A.Inst))
+			continue;
+		if (!LoopOk(L) ||
 		    !DT.dominates(A.Inst->getParent(), L->getLoopLatch()))
 			continue;
 		/*
@@ -896,17 +900,6 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	const unsigned MaxNestDims = 3, MaxGuards = 4;
 	/* Calls to make only when their condition holds, after the walk. */
 	SmallVector<std::pair<CallInst *, Value *>, 8> Guarded;
-	auto LoopOk = [&](Loop *L) {
-		auto It = Ok.find(L);
-		if (It == Ok.end())
-			It = Ok.insert({ L,
-					 coalescable(L, TLI) &&
-						 !isa<SCEVCouldNotCompute>(
-							 SE.getBackedgeTakenCount(
-								 L)) })
-				     .first;
-		return It->second;
-	};
 	auto Btc = [&](Loop *L) {
 		return SE.getTruncateOrZeroExtend(SE.getBackedgeTakenCount(L),
 						  IntPtr);

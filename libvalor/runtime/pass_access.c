@@ -174,17 +174,27 @@ check_nest(uintptr_t base, size_t size, struct nest_dim *d, unsigned n,
 	}
 }
 
-PASS_ENTRY void __valor_pass_read_nest(void *base, size_t size,
-				       intptr_t stride1, size_t count1,
-				       intptr_t stride2, size_t count2,
-				       intptr_t stride3, size_t count3)
+/* The entry points' common body; each takes its own return address. */
+static inline __attribute__((always_inline)) void
+nest_entry(void *base, size_t size, intptr_t stride1, size_t count1,
+	   intptr_t stride2, size_t count2, intptr_t stride3, size_t count3,
+	   bool is_write, uintptr_t site)
 {
 	struct nest_dim d[VALOR_PASS_NEST_DIMS] = { { stride1, count1 },
 						    { stride2, count2 },
 						    { stride3, count3 } };
 
-	check_nest((uintptr_t)base, size, d, VALOR_PASS_NEST_DIMS, false,
-		   SITE());
+	check_nest((uintptr_t)base, size, d, VALOR_PASS_NEST_DIMS, is_write,
+		   site);
+}
+
+PASS_ENTRY void __valor_pass_read_nest(void *base, size_t size,
+				       intptr_t stride1, size_t count1,
+				       intptr_t stride2, size_t count2,
+				       intptr_t stride3, size_t count3)
+{
+	nest_entry(base, size, stride1, count1, stride2, count2, stride3,
+		   count3, false, SITE());
 }
 
 PASS_ENTRY void __valor_pass_write_nest(void *base, size_t size,
@@ -192,10 +202,6 @@ PASS_ENTRY void __valor_pass_write_nest(void *base, size_t size,
 					intptr_t stride2, size_t count2,
 					intptr_t stride3, size_t count3)
 {
-	struct nest_dim d[VALOR_PASS_NEST_DIMS] = { { stride1, count1 },
-						    { stride2, count2 },
-						    { stride3, count3 } };
-
-	check_nest((uintptr_t)base, size, d, VALOR_PASS_NEST_DIMS, true,
-		   SITE());
+	nest_entry(base, size, stride1, count1, stride2, count2, stride3,
+		   count3, true, SITE());
 }
