@@ -788,6 +788,11 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	SmallVector<CoalesceGroup, 16> Groups;
 	DenseMap<Loop *, bool> Ok;
 	SmallVector<bool, 64> Moved(Accesses.size(), false);
+	/* @L's backedge-taken count, as an address-sized integer. */
+	auto Btc = [&](Loop *L) {
+		return SE.getTruncateOrZeroExtend(SE.getBackedgeTakenCount(L),
+						  IntPtr);
+	};
 	/* Whether @L is coalescable() with a count ScalarEvolution knows. */
 	auto LoopOk = [&](Loop *L) {
 		auto It = Ok.find(L);
@@ -850,14 +855,7 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		}
 		if (!G) {
 			Groups.push_back(
-				{ L,
-				  A.IsWrite,
-				  StepS,
-				  First,
-				  SE.getTruncateOrZeroExtend(
-					  SE.getBackedgeTakenCount(L), IntPtr),
-				  {},
-				  {} });
+				{ L, A.IsWrite, StepS, First, Btc(L), {}, {} });
 			G = &Groups.back();
 		}
 		G->Members.push_back(I);
@@ -879,7 +877,7 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	 * every iteration and whose counts and strides do not change under
 	 * it adds one, or none when the group's bytes do not move with it.
 	 * The nest is checked before the outermost loop where its bytes
-	 * still form one block (Nest::dense()): a matrix column walked by
+	 * still form one block (Dense() below): a matrix column walked by
 	 * the inner loop of a product is no block, but the columns of all
 	 * the middle loop's iterations are the whole matrix.
 	 */
@@ -900,10 +898,6 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	const unsigned MaxNestDims = 3, MaxGuards = 4;
 	/* Calls to make only when their condition holds, after the walk. */
 	SmallVector<std::pair<CallInst *, Value *>, 8> Guarded;
-	auto Btc = [&](Loop *L) {
-		return SE.getTruncateOrZeroExtend(SE.getBackedgeTakenCount(L),
-						  IntPtr);
-	};
 	/*
 	 * Whether the nest's bytes are one block whatever the values its
 	 * strides and counts take: a dimension whose stride is at most the

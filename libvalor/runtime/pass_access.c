@@ -27,20 +27,19 @@ PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
 }
 
 /*
- * The accesses of [@a, @end) cell by cell, each as the inline check
- * makes it: a read the filter holds costs a compare, the others reach
- * the log (or the write set) one by one, as the loop's own would.
- * Returns where it stopped: @end, or the first cell left when a cell's
- * check ended the region and the thread left Valor's fast path.
+ * The reads of [@a, @end) cell by cell, each as the inline check makes
+ * it: a read the filter holds costs a compare, the others reach the log
+ * one by one, as the loop's own would.  Returns where it stopped: @end,
+ * or the first cell left when a cell's check ended the region and the
+ * thread left Valor's fast path.
  */
 static inline __attribute__((always_inline)) uintptr_t
-check_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
-	    uintptr_t site)
+read_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, uintptr_t site)
 {
 	while (a < end && likely(th->mode == THREAD_FAST)) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
 
-		on_access_fast(th, a, (next < end ? next : end) - a, is_write,
+		on_access_fast(th, a, (next < end ? next : end) - a, false,
 			       site);
 		a = next;
 	}
@@ -62,7 +61,7 @@ static inline void check_rest(uintptr_t a, uintptr_t end, bool is_write,
  * look at the cells), the others cell by cell; so that a row whose
  * filter entry lost one chunk to a column walk costs that chunk only.
  * Writes in one call to the engine, which takes the cells no region
- * owns over as runs of its write set (write_run_try() in valor.c).
+ * owns over as runs of its write set (write_run() in valor.c).
  */
 static inline __attribute__((always_inline)) void
 check_block(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
@@ -84,7 +83,7 @@ check_block(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 		if (next > end)
 			next = end;
 		if (!rfilter_holds_range(th, a, next - a)) {
-			stop = check_cells(th, a, next, false, site);
+			stop = read_cells(th, a, next, site);
 			if (stop < next || th->mode != THREAD_FAST) {
 				check_rest(stop, end, false, site);
 				return;

@@ -346,15 +346,51 @@ static int line_of_marker(const char *path, const char *marker)
 	return hit ? line : -1;
 }
 
+/*
+ * Build the program @src with `valor cc --compiler=clang`, the extra
+ * arguments (NULL-terminated), the corpus's support headers and the
+ * scheduler @sched, into @bin; the build's output goes to @log.
+ */
+static bool build_with_pass(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(shapes) * self, const char *src,
+			    const char *sched, const char *bin, const char *log,
+			    ...)
+{
+	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	const char *arg;
+	va_list ap;
+	bool ok;
+
+	if (!cmd)
+		return false;
+	argv_init(cmd);
+	argv_add(cmd, "%s", self->tree.valor);
+	argv_add(cmd, "cc");
+	argv_add(cmd, "--compiler=clang");
+	va_start(ap, log);
+	while ((arg = va_arg(ap, const char *)))
+		argv_add(cmd, "%s", arg);
+	va_end(ap);
+	argv_add(cmd, "-iquote");
+	argv_add(cmd, "%s/tests/runtime/corpus/support", self->tree.root);
+	argv_add(cmd, "-o");
+	argv_add(cmd, "%s", bin);
+	argv_add(cmd, "%s", src);
+	argv_add(cmd, "%s", sched);
+	ok = build_step(_metadata, cmd, log);
+	free(cmd);
+	return ok;
+}
+
 /* A write-read conflict a program must report: its two lines' markers. */
 struct race_lines {
 	const char *write, *read;
 };
 
 /*
- * Build tests/runtime/programs/@program.c with the pass and run it under each analysis: every conflict
- * reported must be one of @races (by line), and each of @races must be
- * reported.  The build must have coalesced a loop, or this tests
+ * Build tests/runtime/programs/@program.c with the pass and run it under
+ * each analysis: every conflict reported must be one of @races (by
+ * line), and each of @races must be reported.  The build must have coalesced a loop, or this tests
  * nothing the inline checks do not.
  */
 static void expect_exact_races(struct __test_metadata *_metadata,
@@ -365,17 +401,13 @@ static void expect_exact_races(struct __test_metadata *_metadata,
 						"fasttrack" };
 	struct run_reports *rep = malloc(sizeof(*rep));
 	char src[PATH_MAX], sched[PATH_MAX], bin[PATH_MAX], log[PATH_MAX];
-	char support[PATH_MAX], opts[2 * PATH_MAX], out[PATH_MAX];
-	struct argv_buf *cmd = malloc(sizeof(*cmd));
+	char opts[2 * PATH_MAX], out[PATH_MAX];
 	int wline[4], rline[4];
 
 	ASSERT_NE(NULL, rep);
-	ASSERT_NE(NULL, cmd);
 	ASSERT_GE(4, n_races);
 	pathf(src, sizeof(src), "%s/tests/runtime/programs/%s.c",
 	      self->tree.root, program);
-	pathf(support, sizeof(support), "%s/tests/runtime/corpus/support",
-	      self->tree.root);
 	pathf(bin, sizeof(bin), "%s/%s", self->out, program);
 	for (int i = 0; i < n_races; i++) {
 		wline[i] = line_of_marker(src, races[i].write);
@@ -385,21 +417,9 @@ static void expect_exact_races(struct __test_metadata *_metadata,
 	}
 	ASSERT_TRUE(build_sched(_metadata, &self->tree, "clang", self->out,
 				sched, sizeof(sched)));
-	argv_init(cmd);
-	argv_add(cmd, "%s", self->tree.valor);
-	argv_add(cmd, "cc");
-	argv_add(cmd, "--compiler=clang");
-	argv_add(cmd, "-O2");
-	argv_add(cmd, "-mllvm");
-	argv_add(cmd, "-valor-stats");
-	argv_add(cmd, "-iquote");
-	argv_add(cmd, "%s", support);
-	argv_add(cmd, "-o");
-	argv_add(cmd, "%s", bin);
-	argv_add(cmd, "%s", src);
-	argv_add(cmd, "%s", sched);
 	pathf(log, sizeof(log), "%s/%s.build.log", self->out, program);
-	ASSERT_TRUE(build_step(_metadata, cmd, log));
+	ASSERT_TRUE(build_with_pass(_metadata, self, src, sched, bin, log,
+				    "-O2", "-mllvm", "-valor-stats", NULL));
 	/* The build did coalesce (else this tests nothing new). */
 	{
 		char *text = read_file(log, NULL);
@@ -455,7 +475,6 @@ static void expect_exact_races(struct __test_metadata *_metadata,
 			       analyses[a], wline[i], rline[i]);
 		}
 	}
-	free(cmd);
 	free(rep);
 }
 
@@ -504,16 +523,12 @@ TEST_F_TIMEOUT(shapes, every_optimization_level_and_lto_reports_the_races, 240)
 		{ "-O2", "-flto=thin" },
 	};
 	struct run_reports *rep = malloc(sizeof(*rep));
-	struct argv_buf *cmd = malloc(sizeof(*cmd));
 	char src[PATH_MAX], sched[PATH_MAX], bin[PATH_MAX], log[PATH_MAX];
-	char support[PATH_MAX], opts[2 * PATH_MAX], out[PATH_MAX];
+	char opts[2 * PATH_MAX], out[PATH_MAX];
 	int hits, misses;
 
 	ASSERT_NE(NULL, rep);
-	ASSERT_NE(NULL, cmd);
 	pathf(src, sizeof(src), "%s/tests/runtime/programs/two_races.c",
-	      self->tree.root);
-	pathf(support, sizeof(support), "%s/tests/runtime/corpus/support",
 	      self->tree.root);
 	hits = line_of_marker(src, "the first race");
 	misses = line_of_marker(src, "the second race");
@@ -528,22 +543,12 @@ TEST_F_TIMEOUT(shapes, every_optimization_level_and_lto_reports_the_races, 240)
 		bool seen_hits = false, seen_misses = false;
 
 		pathf(bin, sizeof(bin), "%s/two_races.%zu", self->out, m);
-		argv_init(cmd);
-		argv_add(cmd, "%s", self->tree.valor);
-		argv_add(cmd, "cc");
-		argv_add(cmd, "--compiler=clang");
-		argv_add(cmd, "%s", modes[m][0]);
-		if (modes[m][1])
-			argv_add(cmd, "%s", modes[m][1]);
-		argv_add(cmd, "-iquote");
-		argv_add(cmd, "%s", support);
-		argv_add(cmd, "-o");
-		argv_add(cmd, "%s", bin);
-		argv_add(cmd, "%s", src);
-		argv_add(cmd, "%s", sched);
 		pathf(log, sizeof(log), "%s/two_races.%zu.build.log", self->out,
 		      m);
-		ASSERT_TRUE(build_step(_metadata, cmd, log));
+		/* modes[m][1] may be NULL: then it ends the arguments. */
+		ASSERT_TRUE(build_with_pass(_metadata, self, src, sched, bin,
+					    log, modes[m][0], modes[m][1],
+					    NULL));
 
 		pathf(log, sizeof(log), "%s/two_races.%zu.json", self->out, m);
 		pathf(out, sizeof(out), "%s/two_races.%zu.out", self->out, m);
@@ -573,7 +578,6 @@ TEST_F_TIMEOUT(shapes, every_optimization_level_and_lto_reports_the_races, 240)
 		       modes[m][0], modes[m][1] ? modes[m][1] : "", hits,
 		       misses, rep->n);
 	}
-	free(cmd);
 	free(rep);
 }
 
