@@ -181,6 +181,25 @@ rfilter_holds(struct valor_thread *th, uint64_t cell, uint8_t need)
 }
 
 /*
+ * Whether a whole chunk's masks @m are full: eight 16-byte ANDs, where
+ * the byte loop the compiler made of it cost a matrix product's range
+ * checks a quarter of its time.
+ */
+static inline __attribute__((always_inline)) bool
+rfilter_chunk_full(const uint8_t *m)
+{
+	typedef uint8_t vec16 __attribute__((vector_size(16), aligned(1)));
+	const vec16 *v = (const vec16 *)m;
+	vec16 all = v[0] & v[1] & v[2] & v[3] & v[4] & v[5] & v[6] & v[7];
+	uint64_t lo, hi;
+
+	_Static_assert(RFILTER_CHUNK_CELLS == 8 * sizeof(vec16), "8 loads");
+	memcpy(&lo, &all, 8);
+	memcpy(&hi, (const uint8_t *)&all + 8, 8);
+	return (lo & hi) == ~0ULL;
+}
+
+/*
  * Whether the filter holds every byte of [@addr, @addr + @len), @len > 0:
  * a range this region has read already, which a read of it again need
  * not log (what the fast check decides for each access, for a whole
@@ -212,6 +231,11 @@ static inline bool rfilter_holds_range(struct valor_thread *th, uintptr_t addr,
 		if (*rfilter_tag_of(th->rfilter, cell) !=
 		    rfilter_tag(cell, th->rgen))
 			return false;
+		if (end - cell == RFILTER_CHUNK_CELLS - 1) {
+			if (!rfilter_chunk_full(m))
+				return false;
+			continue;
+		}
 		for (uint64_t i = 0; i <= end - cell; i++)
 			all &= m[i];
 		if (all != 0xff)

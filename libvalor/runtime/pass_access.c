@@ -27,106 +27,125 @@ PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
 }
 
 /*
- * The reads of [@a, @end) cell by cell, each as the inline check makes
- * it: a read the filter holds costs a compare, the others reach the log
- * one by one, as the loop's own would.  Returns where it stopped: @end,
- * or the first cell left when a cell's check ended the region and the
- * thread left Valor's fast path.
+ * Where the writes of [@a, @end) stop being to cells this region owns
+ * already: the cells a loop writes again (an FFT's later stages over
+ * its row) cost a look each, not a call.
  */
 static inline __attribute__((always_inline)) uintptr_t
-read_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, uintptr_t site)
+skip_owned(struct valor_thread *th, uintptr_t a, uintptr_t end)
 {
-	while (a < end && likely(th->mode == THREAD_FAST)) {
+	while (a < end) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
+		shadow_word *p = NULL;
+		uint64_t w = 0;
 
-		on_access_fast(th, a, (next < end ? next : end) - a, false,
-			       site);
+		if (next > end)
+			next = end;
+		if (valor_o_fast_check(th, rt_shadow_top, a, next - a, true,
+				       false, &p, &w) != VALOR_FAST_DONE)
+			break;
 		a = next;
 	}
 	return a;
 }
 
-/* What is left of a range once the thread left the fast path. */
-static inline void check_rest(uintptr_t a, uintptr_t end, bool is_write,
-			      uintptr_t site)
-{
-	if (a < end)
-		on_access((void *)a, end - a, is_write, site);
-}
-
 /*
- * A block a loop's accesses, checked once before it, stand for: reads a
- * filter chunk (1 KiB) at a time, with nothing to do for a chunk this
- * region has read every byte of already (the filter says so without a
- * look at the cells), the others cell by cell; so that a row whose
- * filter entry lost one chunk to a column walk costs that chunk only.
- * Writes in one call to the engine, which takes the cells no region
- * owns over as runs of its write set (write_run() in valor.c).
+ * Where the reads of [@a, @end) stop being of bytes the read filter
+ * holds from this region, a chunk (1 KiB) at a time: the walk starts
+ * there, with no second look at the chunks before it.
  */
-static inline __attribute__((always_inline)) void
-check_block(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
-	    uintptr_t site)
+static inline __attribute__((always_inline)) uintptr_t
+skip_held(struct valor_thread *th, uintptr_t a, uintptr_t end)
 {
 	const uintptr_t chunk = (uintptr_t)RFILTER_CHUNK_CELLS << CELL_SHIFT;
 
-	if (!th || th->mode != THREAD_FAST) {
-		check_rest(a, end, is_write, site);
-		return;
-	}
-	if (is_write) {
-		on_access_full(a, end - a, true, site);
-		return;
-	}
 	while (a < end) {
-		uintptr_t next = (a | (chunk - 1)) + 1, stop;
+		uintptr_t next = (a | (chunk - 1)) + 1;
 
 		if (next > end)
 			next = end;
-		if (!rfilter_holds_range(th, a, next - a)) {
-			stop = read_cells(th, a, next, site);
-			if (stop < next || th->mode != THREAD_FAST) {
-				check_rest(stop, end, false, site);
-				return;
-			}
-		}
+		if (!rfilter_holds_range(th, a, next - a))
+			break;
 		a = next;
+	}
+	return a;
+}
+
+/*
+ * The blocks a loop nest's accesses, checked once before it, stand for
+ * (check_nest() below): with nothing to do, inline, for a range the
+ * region has read all of already (the read filter says so without a
+ * look at the cells: a row read again for every column of a matrix
+ * product) or owns all of already; the rest in one call, which walks
+ * them cell by cell (on_nest_walk()).  A thread off Valor's fast path
+ * checks each block as one access; a thread not analysed, or busy
+ * (rt_cur_vt NULL), none.
+ */
+static inline __attribute__((always_inline)) void
+check_blocks(uintptr_t base, size_t extent, const struct nest_dim *d,
+	     unsigned n, bool is_write, uintptr_t site)
+{
+	struct valor_thread *th = rt_cur_vt;
+
+	if (!th)
+		return;
+	if (th->mode == THREAD_FAST) {
+		if (!n) {
+			uintptr_t end = base + extent;
+
+			base = is_write ? skip_owned(th, base, end) :
+					  skip_held(th, base, end);
+			if (base == end)
+				return;
+			extent = end - base;
+		}
+		on_nest_walk(base, extent, d, n, is_write, site);
+		return;
+	}
+	size_t idx[VALOR_PASS_NEST_DIMS] = { 0 };
+
+	for (;;) {
+		uintptr_t a = base;
+		unsigned i = 0;
+
+		for (unsigned k = 0; k < n; k++)
+			a += (uintptr_t)d[k].stride * idx[k];
+		on_access((void *)a, extent, is_write, site);
+		while (i < n && ++idx[i] == d[i].count)
+			idx[i++] = 0;
+		if (i == n)
+			return;
 	}
 }
 
 /* A loop's reads as one range (the pass's loop coalescing). */
 PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 {
-	check_block(rt_cur_vt, (uintptr_t)addr, (uintptr_t)addr + len, false,
-		    SITE());
+	if (len)
+		check_blocks((uintptr_t)addr, len, NULL, 0, false, SITE());
 }
 
 /* A loop's writes as one range. */
 PASS_ENTRY void __valor_pass_write_range(void *addr, size_t len)
 {
-	check_block(rt_cur_vt, (uintptr_t)addr, (uintptr_t)addr + len, true,
-		    SITE());
+	if (len)
+		check_blocks((uintptr_t)addr, len, NULL, 0, true, SITE());
 }
-
-struct nest_dim {
-	intptr_t stride;
-	size_t count;
-};
 
 /*
  * The bytes a loop nest's accesses touch (pass_abi.h): @size bytes at
  * @base, repeated for each dimension count times, stride apart.  The
  * dimensions whose stride is at most the extent the others below them
  * cover merge into one block (a matrix's columns walked for every
- * column: the whole matrix); the rest, if any, are walked here, a block
- * at a time.  Exact either way: every byte checked is one the nest
- * touches.
+ * column: the whole matrix); the rest, if any, are walked block by
+ * block (a strided walk: an element at a time).  Exact either way:
+ * every byte checked is one the nest touches.
  */
 static inline __attribute__((always_inline)) void
 check_nest(uintptr_t base, size_t size, struct nest_dim *d, unsigned n,
 	   bool is_write, uintptr_t site)
 {
-	struct valor_thread *th = rt_cur_vt;
-	size_t extent = size, idx[VALOR_PASS_NEST_DIMS] = { 0 };
+	size_t extent = size;
 	unsigned kept = 0;
 
 	if (!size)
@@ -155,24 +174,8 @@ check_nest(uintptr_t base, size_t size, struct nest_dim *d, unsigned n,
 		extent += (size_t)d[n].stride * (d[n].count - 1);
 		n++;
 	}
-	d += n;
-	kept -= n;
-	for (;;) {
-		uintptr_t a = base;
-
-		for (unsigned i = 0; i < kept; i++)
-			a += (uintptr_t)d[i].stride * idx[i];
-		check_block(th, a, a + extent, is_write, site);
-		th = rt_cur_vt;
-		unsigned i = 0;
-
-		while (i < kept && ++idx[i] == d[i].count)
-			idx[i++] = 0;
-		if (i == kept)
-			return;
-	}
+	check_blocks(base, extent, d + n, kept - n, is_write, site);
 }
-
 /* The entry points' common body; each takes its own return address. */
 static inline __attribute__((always_inline)) void
 nest_entry(void *base, size_t size, intptr_t stride1, size_t count1,

@@ -19,6 +19,7 @@
  * symbolization lands on the line of the access, not the next one.
  */
 #include "intercept.h"
+#include "pass_abi.h"
 #include "tsan_access.h"
 
 extern void *__libc_realloc(void *p, size_t size);
@@ -98,6 +99,93 @@ void on_read_first(uintptr_t addr, uint8_t m, uintptr_t site, uint64_t w)
 
 	access_path_enter(t, site);
 	valor_o_log_read(th, addr >> CELL_SHIFT, w, m, site);
+	access_path_leave(t, th);
+}
+
+/*
+ * The cells of [@a, @end), each as the inline check and its out-of-line
+ * paths would take it, without a call each.  Writes: past the cells the
+ * region owns already, two or more cells go to the engine at once,
+ * which takes the free ones over as runs of the write set (write_run()
+ * in valor.c).  Reads: a filter chunk (1 KiB) the region has read every
+ * byte of already costs a look at the filter, no look at its cells.
+ * Returns where it stopped: @end, or the first cell left when a cell's
+ * check ended the region and the thread left Valor's fast path.
+ */
+static inline __attribute__((always_inline)) uintptr_t
+walk_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
+	   uintptr_t site)
+{
+	const uintptr_t chunk = (uintptr_t)RFILTER_CHUNK_CELLS << CELL_SHIFT;
+	uintptr_t held = a; /* the filter holds [a, held) */
+
+	while (a < end && th->mode == THREAD_FAST) {
+		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
+		enum valor_fast_action act;
+		shadow_word *p = NULL;
+		uint64_t w = 0;
+		size_t size;
+
+		if (!is_write && a >= held && end - a > CELL_SIZE) {
+			held = (a | (chunk - 1)) + 1;
+			if (held > end)
+				held = end;
+			if (rfilter_holds_range(th, a, held - a)) {
+				a = held;
+				continue;
+			}
+		}
+		size = (next < end ? next : end) - a;
+		act = valor_o_fast_check(th, rt_shadow_top, a, size, is_write,
+					 false, &p, &w);
+		if (act == VALOR_FAST_DONE) {
+			a = next;
+			continue;
+		}
+		if (is_write && end - a >= 2 * CELL_SIZE) {
+			valor_access(th, a, end - a, true, site);
+			return end;
+		}
+		if (valor_o_fast_act(th, act, a, size, p, w, site) ==
+		    VALOR_FAST_MISS)
+			valor_access(th, a, size, is_write, site);
+		a = next;
+	}
+	return a < end ? a : end;
+}
+
+/*
+ * The blocks of a loop nest the pass checks at once (pass_access.c):
+ * @extent bytes at @base plus d[i].stride times each index below
+ * d[i].count, all in one call.  A cell's check may end the region and
+ * take the thread off Valor's fast path: the engine's full path then
+ * takes the rest.
+ */
+void on_nest_walk(uintptr_t base, size_t extent, const struct nest_dim *d,
+		  unsigned n, bool is_write, uintptr_t site)
+{
+	struct rt_thread *t = rt_cur;
+	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
+	size_t idx[VALOR_PASS_NEST_DIMS] = { 0 };
+
+	access_path_enter(t, site);
+	for (;;) {
+		uintptr_t a = base, end;
+		unsigned i = 0;
+
+		for (unsigned k = 0; k < n; k++)
+			a += (uintptr_t)d[k].stride * idx[k];
+		end = a + extent;
+		if (th->mode == THREAD_FAST)
+			a = is_write ? walk_cells(th, a, end, true, site) :
+				       walk_cells(th, a, end, false, site);
+		if (a < end)
+			valor_access(th, a, end - a, is_write, site);
+		while (i < n && ++idx[i] == d[i].count)
+			idx[i++] = 0;
+		if (i == n)
+			break;
+	}
 	access_path_leave(t, th);
 }
 

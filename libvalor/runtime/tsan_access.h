@@ -50,6 +50,15 @@ on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 	       enum valor_fast_action a, shadow_word *p, uint64_t w);
 RT_HIDDEN __attribute__((noinline)) void
 on_read_first(uintptr_t addr, uint8_t m, uintptr_t site, uint64_t w);
+/* A loop nest's dimension (pass_abi.h): @count blocks, @stride apart. */
+struct nest_dim {
+	intptr_t stride;
+	size_t count;
+};
+
+RT_HIDDEN __attribute__((noinline)) void
+on_nest_walk(uintptr_t base, size_t extent, const struct nest_dim *d,
+	     unsigned n, bool is_write, uintptr_t site);
 RT_HIDDEN __attribute__((noinline)) void
 on_access_full(uintptr_t addr, size_t size, bool is_write, uintptr_t site);
 RT_HIDDEN __attribute__((noinline)) void on_hb_cell(struct hb_cell *c,
