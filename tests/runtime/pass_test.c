@@ -25,6 +25,8 @@
  * build/runtime-tests/pass/.
  */
 #include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "json_lines.h"
@@ -612,6 +614,99 @@ TEST(pass_options_that_cannot_work_are_refused)
 		EXPECT_TRUE(r.exited && r.status == EXIT_USAGE);
 		EXPECT_NE(NULL, strstr(r.output, "tsan or pass"))
 		TH_LOG("%s", r.output);
+		run_result_free(&r);
+	}
+}
+
+/*
+ * A stand-in clang at @dir/clang that notes its arguments in @dir/args
+ * and runs clang-14 with them.
+ */
+static bool make_noting_clang(const char *dir)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (make_dirs(dir))
+		return false;
+	pathf(path, sizeof(path), "%s/args", dir);
+	unlink(path);
+	pathf(path, sizeof(path), "%s/clang", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	fprintf(f,
+		"#!/bin/sh\necho \"$*\" >> '%s/args'\nexec clang-14 \"$@\"\n",
+		dir);
+	return !fclose(f) && !chmod(path, 0755);
+}
+
+/* Whether the stand-in clang in @dir was asked for its predefines. */
+static int was_probed(const char *dir)
+{
+	char path[PATH_MAX];
+	char *args;
+	int probed;
+
+	pathf(path, sizeof(path), "%s/args", dir);
+	args = read_file(path, NULL);
+	if (!args)
+		return -1;
+	probed = strstr(args, "-dM -E") != NULL;
+	free(args);
+	return probed;
+}
+
+/*
+ * valor cc reads the version of a clang installed as Debian installs it
+ * (/usr/lib/llvm-N/bin/clang) off its path, and so does not run it an
+ * extra time per compile step to ask; a clang anywhere else is asked.
+ * Either way the step compiles with the pass.
+ */
+TEST(clang_version_comes_from_an_llvm_directory_without_asking)
+{
+	const char *where[] = { "llvm-14/bin", "elsewhere/bin" };
+	struct tree_paths tree;
+
+	ASSERT_TRUE(tree_paths_find(&tree));
+	for (int i = 0; i < 2; i++) {
+		char dir[PATH_MAX], cc[PATH_MAX], src[PATH_MAX], obj[PATH_MAX];
+		char compiler[PATH_MAX + 16], log[PATH_MAX];
+		struct run_result r;
+		FILE *f;
+
+		pathf(dir, sizeof(dir), "%s/runtime-tests/pass/probe/%s",
+		      tree.build, where[i]);
+		ASSERT_TRUE(make_noting_clang(dir));
+		pathf(cc, sizeof(cc), "%s/clang", dir);
+		pathf(src, sizeof(src), "%s/x.c", dir);
+		pathf(obj, sizeof(obj), "%s/x.o", dir);
+		pathf(log, sizeof(log), "%s/cc.out", dir);
+		snprintf(compiler, sizeof(compiler), "--compiler=%s", cc);
+		f = fopen(src, "w");
+		ASSERT_NE(NULL, f);
+		fprintf(f, "int shared;\nvoid set(int v) { shared = v; }\n");
+		ASSERT_EQ(0, fclose(f));
+		{
+			char *argv[] = { tree.valor, "cc", compiler,
+					 "-O2",	     "-c", "-o",
+					 obj,	     src,  NULL };
+
+			ASSERT_EQ(0, run_command(argv, NULL, log, &r));
+		}
+		EXPECT_TRUE(r.exited && r.status == 0)
+		TH_LOG("%s: %s", where[i], r.output);
+		run_result_free(&r);
+		EXPECT_EQ(i == 0 ? 0 : 1, was_probed(dir))
+		TH_LOG("%s/clang: asked for its predefines: %d", where[i],
+		       was_probed(dir));
+		{
+			char *argv[] = { "/usr/bin/nm", obj, NULL };
+
+			ASSERT_EQ(0, run_command(argv, NULL, log, &r));
+		}
+		EXPECT_NE(NULL, strstr(r.output, "__valor_pass"))
+		TH_LOG("%s: no pass entry point in %s", where[i], r.output);
 		run_result_free(&r);
 	}
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "elfcheck.h"
+#include "path.h"
 #include "valor.h"
 
 /* As env(1) and timeout(1): found but not runnable, or not found. */
@@ -326,36 +327,6 @@ static int append_value(struct strbuf *b, const char *key, const char *flag,
 }
 
 /* ---- the program ---- */
-
-/* PROG as execvp would find it; NULL (errno set) if it is nowhere. */
-static char *find_program(const char *prog)
-{
-	const char *path = getenv("PATH");
-	struct stat st;
-
-	if (strchr(prog, '/'))
-		return strdup(prog);
-	if (!path || !*path)
-		path = "/usr/local/bin:/bin:/usr/bin";
-	for (const char *p = path;;) {
-		const char *colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		char *full = malloc(n + strlen(prog) + 3);
-
-		if (!full)
-			return NULL;
-		sprintf(full, "%.*s/%s", (int)n, n ? p : ".", prog);
-		if (!stat(full, &st) && S_ISREG(st.st_mode) &&
-		    !access(full, X_OK))
-			return full;
-		free(full);
-		if (!colon)
-			break;
-		p = colon + 1;
-	}
-	errno = ENOENT;
-	return NULL;
-}
 
 static void how_to_build(const char *prog)
 {
