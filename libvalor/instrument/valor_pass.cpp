@@ -134,11 +134,13 @@ struct Access {
 	Value *Ptr;
 	uint64_t Size; /* bytes */
 	bool IsWrite;
+	/* Whose source line the check names: Inst's unless set. */
+	Instruction *Site = nullptr;
 };
 
 struct Stats {
 	unsigned Checked = 0, Elided = 0, Ranges = 0, Vptrs = 0;
-	unsigned Coalesced = 0, LoopRanges = 0;
+	unsigned Coalesced = 0, LoopRanges = 0, WritesAtReads = 0;
 	unsigned Atomics = 0, MemOps = 0, Locals = 0;
 };
 
@@ -229,6 +231,7 @@ class Instrumenter {
 	bool isLocal(const Value *Obj);
 	bool mayBeShared(Value *Ptr, bool IsWrite);
 	bool elide(Function &F, SmallVectorImpl<Access> &Accesses);
+	void checkWritesAtTheirReads(SmallVectorImpl<Access> &Accesses);
 	void coalesce(Function &F, SmallVectorImpl<Access> &Accesses);
 	void insertCheck(const Access &A);
 	void lowerAtomic(Instruction *I);
@@ -498,6 +501,64 @@ bool syncBefore(const Instruction *B, const TargetLibraryInfo &TLI)
 		if (maySync(*It, TLI))
 			return true;
 	return false;
+}
+
+/*
+ * A read of bytes that the same block then writes (x++, a[i] += v, a
+ * swap's second half), with nothing in between that may synchronize or
+ * not return: one write check, before the read, stands for both.  It
+ * runs in the same region as both accesses and the write follows it
+ * whenever it runs, so a conflict it finds is one the write has; and a
+ * region that owns bytes has nothing to log for a read of them, so the
+ * read's check could only find what the write's does.  The check names
+ * the write's line.
+ */
+void Instrumenter::checkWritesAtTheirReads(SmallVectorImpl<Access> &Accesses)
+{
+	DenseMap<Instruction *, unsigned> Index;
+	SmallVector<bool, 64> Drop(Accesses.size(), false);
+
+	for (unsigned I = 0; I < Accesses.size(); I++)
+		Index[Accesses[I].Inst] = I;
+	for (unsigned I = 0; I < Accesses.size(); I++) {
+		Access &R = Accesses[I];
+		auto *LI = dyn_cast<LoadInst>(R.Inst);
+
+		if (!LI || R.IsWrite || LI->isVolatile() || !R.Size ||
+		    isVtableAccess(LI))
+			continue;
+		Value *Key = R.Ptr->stripPointerCasts();
+		for (auto It = std::next(LI->getIterator());
+		     It != LI->getParent()->end(); ++It) {
+			if (auto *CB = dyn_cast<CallBase>(&*It))
+				if (!isa<DbgInfoIntrinsic>(CB))
+					break;
+			if (It->isAtomic() || isa<FenceInst>(*It))
+				break;
+			auto *SI = dyn_cast<StoreInst>(&*It);
+			if (!SI)
+				continue;
+			auto W = Index.find(SI);
+			if (W == Index.end())
+				continue;
+			Access &A = Accesses[W->second];
+			if (A.Ptr->stripPointerCasts() != Key ||
+			    SI->isVolatile() || isVtableAccess(SI) ||
+			    A.Size < R.Size || Drop[W->second])
+				continue;
+			R.IsWrite = true;
+			R.Size = A.Size;
+			R.Site = SI;
+			Drop[W->second] = true;
+			St.WritesAtReads++;
+			break;
+		}
+	}
+	SmallVector<Access, 64> Kept;
+	for (unsigned I = 0; I < Accesses.size(); I++)
+		if (!Drop[I])
+			Kept.push_back(Accesses[I]);
+	Accesses.assign(Kept.begin(), Kept.end());
 }
 
 /*
@@ -1149,7 +1210,7 @@ void Instrumenter::insertCheck(const Access &A)
 	Value *Addr;
 	int Idx = sizeIndex(A.Size);
 
-	IRB.SetCurrentDebugLocation(locationFor(A.Inst));
+	IRB.SetCurrentDebugLocation(locationFor(A.Site ? A.Site : A.Inst));
 	Addr = IRB.CreatePointerCast(A.Ptr, I8Ptr);
 
 	if (isVtableAccess(A.Inst)) {
@@ -1511,8 +1572,10 @@ bool Instrumenter::instrumentFunction(Function &F)
 		return false;
 	if (ClCoalesce)
 		coalesce(F, Accesses);
-	if (ClElide)
+	if (ClElide) {
+		checkWritesAtTheirReads(Accesses);
 		elide(F, Accesses);
+	}
 	for (const Access &A : Accesses)
 		if (A.Size)
 			insertCheck(A);
@@ -1612,6 +1675,7 @@ bool Instrumenter::run()
 	if (ClStats)
 		errs() << "valor pass: " << M.getSourceFileName() << ": "
 		       << St.Checked << " checks, " << St.Elided << " elided, "
+		       << St.WritesAtReads << " writes checked at their read, "
 		       << St.Coalesced << " coalesced into " << St.LoopRanges
 		       << " loop ranges, " << St.Ranges << " ranges, "
 		       << St.Vptrs << " vptr, " << St.Atomics << " atomics, "

@@ -181,7 +181,19 @@ TEST_F_TIMEOUT(shapes, a_check_that_may_be_separated_by_sync_stays, 120)
 	EXPECT_CALLS(self->ir, "wider_reread", "__tsan_read8", 1);
 }
 
-/* What the two tests above drop is the pass's doing: without it, all stay. */
+TEST_F_TIMEOUT(shapes, a_read_the_block_then_writes_is_checked_as_the_write,
+	       120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "rmw", CALLS_OFF, NULL));
+	EXPECT_CALLS(self->ir, "increment", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "increment", "__tsan_read4", 0);
+	EXPECT_CALLS(self->ir, "clamp", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "clamp", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "increment_around_call", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "increment_around_call", "__tsan_write4", 1);
+}
+
+/* What the three tests above drop is the pass's doing: without it, all stay. */
 TEST_F_TIMEOUT(shapes, without_elision_every_access_is_checked, 120)
 {
 	ASSERT_TRUE(compile_ir(_metadata, self, "all", CALLS_OFF, "-mllvm",
@@ -190,6 +202,8 @@ TEST_F_TIMEOUT(shapes, without_elision_every_access_is_checked, 120)
 	EXPECT_CALLS(self->ir, "narrower_reread", "__tsan_read4", 1);
 	EXPECT_CALLS(self->ir, "read_after_write", "__tsan_read4", 1);
 	EXPECT_CALLS(self->ir, "reread_in_loop", "__tsan_read4", 3);
+	EXPECT_CALLS(self->ir, "increment", "__tsan_read4", 1);
+	EXPECT_CALLS(self->ir, "increment", "__tsan_write4", 1);
 }
 
 TEST_F_TIMEOUT(shapes, private_locals_and_opted_out_functions_are_not_checked,

@@ -51,6 +51,28 @@ void write_after_read(volatile int *p)
 	*p = a + 1;
 }
 
+/* One write check, before the read: the block writes what it read. */
+void increment(int *p)
+{
+	(*p)++;
+}
+
+/* The write may not happen: a read check, and a write check. */
+void clamp(int *p)
+{
+	if (*p > 0)
+		*p = 0;
+}
+
+/* The call may not return (and may synchronize): both checks stay. */
+void increment_around_call(int *p)
+{
+	int v = *p;
+
+	opaque();
+	*p = v + 1;
+}
+
 /* One read check: a narrower read at the same address is covered. */
 int narrower_reread(volatile long *p)
 {

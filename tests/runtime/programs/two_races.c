@@ -3,8 +3,9 @@
  * Two races in two functions, one after the other: T1 updates both
  * counters; then T2 updates `hits` (the first conflict), says so on
  * stderr, and updates `misses` (the second).  T1's region stays open
- * throughout, so every analysis reports both, each a write-read conflict
- * within one function's line.  errors_test.c uses it for
+ * throughout, so every analysis reports both, each a conflict within one
+ * function's line: write-read, or write-write where Valor's pass checks
+ * `x++` as its write.  errors_test.c uses it for
  * halt_on_conflict, exitcode and suppressions (by function and by file),
  * and checks that its buffered output survives the runtime's exit.
  */
