@@ -503,6 +503,17 @@ bool syncBefore(const Instruction *B, const TargetLibraryInfo &TLI)
 	return false;
 }
 
+/* Drop the accesses whose @Marked entry is set. */
+void dropMarked(SmallVectorImpl<Access> &Accesses, ArrayRef<bool> Marked)
+{
+	SmallVector<Access, 64> Kept;
+
+	for (unsigned I = 0; I < Accesses.size(); I++)
+		if (!Marked[I])
+			Kept.push_back(Accesses[I]);
+	Accesses.assign(Kept.begin(), Kept.end());
+}
+
 /*
  * A read of bytes that the same block then writes (x++, a[i] += v, a
  * swap's second half), with nothing in between that may synchronize or
@@ -554,11 +565,7 @@ void Instrumenter::checkWritesAtTheirReads(SmallVectorImpl<Access> &Accesses)
 			break;
 		}
 	}
-	SmallVector<Access, 64> Kept;
-	for (unsigned I = 0; I < Accesses.size(); I++)
-		if (!Drop[I])
-			Kept.push_back(Accesses[I]);
-	Accesses.assign(Kept.begin(), Kept.end());
+	dropMarked(Accesses, Drop);
 }
 
 /*
@@ -1197,11 +1204,7 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		GC.first->moveBefore(Then);
 	}
 
-	SmallVector<Access, 64> Rest;
-	for (unsigned I = 0; I < Accesses.size(); I++)
-		if (!Moved[I])
-			Rest.push_back(Accesses[I]);
-	Accesses.assign(Rest.begin(), Rest.end());
+	dropMarked(Accesses, Moved);
 }
 
 void Instrumenter::insertCheck(const Access &A)

@@ -104,18 +104,10 @@ check_blocks(uintptr_t base, size_t extent, const struct nest_dim *d,
 	}
 	size_t idx[VALOR_PASS_NEST_DIMS] = { 0 };
 
-	for (;;) {
-		uintptr_t a = base;
-		unsigned i = 0;
-
-		for (unsigned k = 0; k < n; k++)
-			a += (uintptr_t)d[k].stride * idx[k];
-		on_access((void *)a, extent, is_write, site);
-		while (i < n && ++idx[i] == d[i].count)
-			idx[i++] = 0;
-		if (i == n)
-			return;
-	}
+	do
+		on_access((void *)nest_block_at(base, d, n, idx), extent,
+			  is_write, site);
+	while (nest_block_next(d, n, idx));
 }
 
 /* A loop's reads as one range (the pass's loop coalescing). */
@@ -176,6 +168,7 @@ check_nest(uintptr_t base, size_t size, struct nest_dim *d, unsigned n,
 	}
 	check_blocks(base, extent, d + n, kept - n, is_write, site);
 }
+
 /* The entry points' common body; each takes its own return address. */
 static inline __attribute__((always_inline)) void
 nest_entry(void *base, size_t size, intptr_t stride1, size_t count1,

@@ -169,23 +169,15 @@ void on_nest_walk(uintptr_t base, size_t extent, const struct nest_dim *d,
 	size_t idx[VALOR_PASS_NEST_DIMS] = { 0 };
 
 	access_path_enter(t, site);
-	for (;;) {
-		uintptr_t a = base, end;
-		unsigned i = 0;
+	do {
+		uintptr_t a = nest_block_at(base, d, n, idx), end = a + extent;
 
-		for (unsigned k = 0; k < n; k++)
-			a += (uintptr_t)d[k].stride * idx[k];
-		end = a + extent;
 		if (th->mode == THREAD_FAST)
 			a = is_write ? walk_cells(th, a, end, true, site) :
 				       walk_cells(th, a, end, false, site);
 		if (a < end)
 			valor_access(th, a, end - a, is_write, site);
-		while (i < n && ++idx[i] == d[i].count)
-			idx[i++] = 0;
-		if (i == n)
-			break;
-	}
+	} while (nest_block_next(d, n, idx));
 	access_path_leave(t, th);
 }
 

@@ -56,6 +56,26 @@ struct nest_dim {
 	size_t count;
 };
 
+/* The block of a nest at indices @idx, one per dimension of @d. */
+static inline uintptr_t nest_block_at(uintptr_t base, const struct nest_dim *d,
+				      unsigned n, const size_t *idx)
+{
+	for (unsigned k = 0; k < n; k++)
+		base += (uintptr_t)d[k].stride * idx[k];
+	return base;
+}
+
+/* Step @idx to the next block, innermost first; false after the last. */
+static inline bool nest_block_next(const struct nest_dim *d, unsigned n,
+				   size_t *idx)
+{
+	unsigned i = 0;
+
+	while (i < n && ++idx[i] == d[i].count)
+		idx[i++] = 0;
+	return i < n;
+}
+
 RT_HIDDEN __attribute__((noinline)) void
 on_nest_walk(uintptr_t base, size_t extent, const struct nest_dim *d,
 	     unsigned n, bool is_write, uintptr_t site);
