@@ -266,6 +266,24 @@ static inline uint32_t rgroup_slot(uint64_t group, uint64_t site, uint32_t mask)
 }
 
 /*
+ * The part of the index a log of @n entries uses: 32 slots an entry,
+ * RGROUP_MIN at least, @full at most.  A short region (a critical
+ * section's few reads) then finds its slots in 16 KiB that stay in the
+ * cache, where a slot anywhere in the whole table missed it on nearly
+ * every first read; the pages it does not touch stay out of memory.
+ * The part must stay sparse: engine_api_test's column walk needs 960
+ * entries, and logged 2,285 at 2 slots an entry and 1,280 at 8.  When
+ * the log reaches a size with a larger part, rgroup_spread() moves the
+ * entries into it.
+ */
+static inline uint32_t rgroup_mask_for(uint32_t n, uint32_t full)
+{
+	uint32_t m = ~0U >> __builtin_clz(n << 5 | (RGROUP_MIN - 1));
+
+	return m < full ? m : full;
+}
+
+/*
  * Valor's read filter: which bytes of a cell the read log holds already,
  * so a repeated read costs a compare instead of an entry.  Direct mapped
  * by chunk of RFILTER_CHUNK_CELLS consecutive cells (1 KiB of memory),

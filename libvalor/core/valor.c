@@ -419,6 +419,25 @@ void rlog_make_room(struct valor_thread *th)
 	valor_o_validate(th, true);
 }
 
+/*
+ * The log reached a size whose part of the group index is larger: its
+ * entries move to their slots in the larger part, so that a sweep's
+ * groups go on finding them (a column walk's second column otherwise
+ * logs its first rows' groups again).  A later entry of a (group, site)
+ * takes the slot over from an earlier, as an append does.
+ */
+__attribute__((noinline, cold)) void rgroup_spread(struct valor_thread *th)
+{
+	uint32_t mask = rgroup_mask_for(th->rlog_n, th->rgroup_mask);
+
+	for (uint32_t i = 0; i < th->rlog_n; i++) {
+		const struct rlog_entry *e = &th->rlog[i];
+
+		th->rgroup[rgroup_slot(rlog_group(e->cell), e->site, mask)] =
+			i + 1;
+	}
+}
+
 static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		      uint64_t site, bool *eager)
 {

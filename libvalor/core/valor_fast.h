@@ -30,6 +30,9 @@
 /* The read log is full: grow it or split the region (valor.c). */
 void rlog_make_room(struct valor_thread *th);
 
+/* The log outgrew its part of the group index (valor.c). */
+void rgroup_spread(struct valor_thread *th);
+
 /*
  * Whether bytes @m, read at the word @snap, are at the version all bytes
  * of the word @then are at: then an entry at @then can take them, since
@@ -93,7 +96,8 @@ rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t snap,
 	uint64_t group = rlog_group(cell);
 	struct rlog_entry *e;
 
-	*slot = &th->rgroup[rgroup_slot(group, site, th->rgroup_mask)];
+	*slot = &th->rgroup[rgroup_slot(
+		group, site, rgroup_mask_for(th->rlog_n, th->rgroup_mask))];
 	if (!rlog_halves(m) || !**slot || **slot > th->rlog_n)
 		return false;
 	e = &th->rlog[**slot - 1];
@@ -129,6 +133,10 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	e->site = site;
 	e->more[0] = e->more[1] = 0;
 	*slot = th->rlog_n;
+	if (unlikely(!(th->rlog_n & (th->rlog_n - 1))) &&
+	    rgroup_mask_for(th->rlog_n, th->rgroup_mask) !=
+		    rgroup_mask_for(th->rlog_n - 1, th->rgroup_mask))
+		rgroup_spread(th);
 }
 
 /*
