@@ -651,6 +651,41 @@ static bool access_cells(struct valor_thread *th, uintptr_t addr, size_t size,
 	return true;
 }
 
+/*
+ * A read of two whole cells or more: a group's cells at once where
+ * valor_o_read_run() can take them, the rest (and the ends) one cell
+ * at a time.
+ */
+static void read_range(struct valor_thread *th, uintptr_t addr, uintptr_t end,
+		       uint64_t site, bool *eager)
+{
+	uint64_t lo = (addr + CELL_SIZE - 1) >> CELL_SHIFT,
+		 hi = end >> CELL_SHIFT;
+
+	if (addr < lo << CELL_SHIFT)
+		access_cells(th, addr, (lo << CELL_SHIFT) - addr, false, site,
+			     eager);
+	while (lo < hi) {
+		uint64_t stop = (lo | (RLOG_GROUP_CELLS - 1)) + 1;
+		unsigned k = 0;
+
+		if (stop > hi)
+			stop = hi;
+		if (th->mode == THREAD_FAST)
+			k = valor_o_read_run(th, th->shadow_top, lo,
+					     (unsigned)(stop - lo), site);
+		if (!k) {
+			access_cells(th, lo << CELL_SHIFT, CELL_SIZE, false,
+				     site, eager);
+			k = 1;
+		}
+		lo += k;
+	}
+	if (end > hi << CELL_SHIFT)
+		access_cells(th, hi << CELL_SHIFT, end - (hi << CELL_SHIFT),
+			     false, site, eager);
+}
+
 int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		   bool is_write, uint64_t site)
 {
@@ -663,6 +698,10 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 
 	if (fast != VALOR_FAST_MISS)
 		return fast;
+	if (!is_write && hi >= lo + 2) {
+		read_range(th, addr, end, site, &eager);
+		goto out;
+	}
 	if (!is_write || hi < lo + 2) {
 		access_cells(th, addr, size, is_write, site, &eager);
 		goto out;

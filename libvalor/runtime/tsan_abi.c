@@ -108,7 +108,8 @@ void on_read_first(uintptr_t addr, uint8_t m, uintptr_t site, uint64_t w)
  * region owns already, two or more cells go to the engine at once,
  * which takes the free ones over as runs of the write set (write_run()
  * in valor.c).  Reads: a filter chunk (1 KiB) the region has read every
- * byte of already costs a look at the filter, no look at its cells.
+ * byte of already costs a look at the filter, no look at its cells, and
+ * a group's cells at one word join one entry at once.
  * Returns where it stopped: @end, or the first cell left when a cell's
  * check ended the region and the thread left Valor's fast path.
  */
@@ -132,6 +133,21 @@ walk_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 				held = end;
 			if (rfilter_holds_range(th, a, held - a)) {
 				a = held;
+				continue;
+			}
+		}
+		if (!is_write && !(a & (CELL_SIZE - 1)) &&
+		    end - a >= 2 * CELL_SIZE) {
+			uint64_t cell = a >> CELL_SHIFT,
+				 stop = end >> CELL_SHIFT;
+			unsigned k;
+
+			if (stop > (cell | (RLOG_GROUP_CELLS - 1)) + 1)
+				stop = (cell | (RLOG_GROUP_CELLS - 1)) + 1;
+			k = valor_o_read_run(th, rt_shadow_top, cell,
+					     (unsigned)(stop - cell), site);
+			if (k) {
+				a += (uintptr_t)k << CELL_SHIFT;
 				continue;
 			}
 		}

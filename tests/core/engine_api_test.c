@@ -1021,6 +1021,99 @@ TEST_F(two_roots, column_walk_by_several_sites_logs_a_group_once_per_site)
 }
 
 /*
+ * A read of a whole range (a loop's reads checked at once, a memcpy's
+ * source) takes each group's cells at one word in one entry: 64 cells
+ * of 8 bytes, one entry.  Each cell still stands for itself: another
+ * thread's write of any of them conflicts at the region's end, naming
+ * the range's read.
+ */
+TEST_F(two_roots, range_read_logs_a_group_of_cells_once)
+{
+	const uint64_t base = 0x80000, cells = 64;
+	uint64_t n = reads_logged(self->ctx);
+
+	EXPECT_EQ(0, valor_access(self->t1, base, 8 * cells, false, 3));
+	EXPECT_EQ(n + 1, reads_logged(self->ctx));
+	/* Read again: the filter holds every cell; nothing is logged. */
+	EXPECT_EQ(0, valor_access(self->t1, base, 8 * cells, false, 5));
+	EXPECT_EQ(n + 1, reads_logged(self->ctx));
+
+	EXPECT_EQ(0, valor_access(self->t2, base, 8, true, 4));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 37, 8, true, 6));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 63, 4, true, 7));
+	EXPECT_EQ(0, self->s.n);
+	EXPECT_EQ(3, valor_region_end(self->t1));
+	ASSERT_EQ(3, self->s.n);
+	for (unsigned i = 0; i < 3; i++) {
+		EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[i].kind);
+		EXPECT_EQ(3, self->s.v[i].first.site);
+	}
+	EXPECT_EQ(0, valor_region_end(self->t2));
+}
+
+/*
+ * A range over cells the region read already, some at other words:
+ * the cells the filter holds stay with the entries of their first
+ * reads (a conflict names those reads), a cell read by half is logged
+ * for the other half only, and cells at another version take an entry
+ * of their own.  A cell another region owns is a conflict at the read,
+ * as a one-cell read of it is, and the cells after it are still read.
+ */
+TEST_F(two_roots, range_read_keeps_held_cells_and_splits_at_other_words)
+{
+	const uint64_t base = 0xc0000;
+	uint64_t n;
+
+	/* Cells 40-63 written once more than cells 0-39, by t2. */
+	for (uint64_t c = 0; c < 64; c++)
+		EXPECT_EQ(0, valor_access(self->t2, base + 8 * c, 8, true, 1));
+	EXPECT_EQ(0, valor_region_end(self->t2));
+	for (uint64_t c = 40; c < 64; c++)
+		EXPECT_EQ(0, valor_access(self->t2, base + 8 * c, 8, true, 1));
+	EXPECT_EQ(0, valor_region_end(self->t2));
+
+	EXPECT_EQ(0, valor_access(self->t1, base + 8 * 5, 8, false, 2));
+	EXPECT_EQ(0, valor_access(self->t1, base + 8 * 9, 4, false, 8));
+	n = reads_logged(self->ctx);
+	/* t2 takes cell 20 over; the range runs over it. */
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 20, 8, true, 4));
+	EXPECT_EQ(1, valor_access(self->t1, base, 8 * 64, false, 3));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WR, self->s.v[0].kind);
+	EXPECT_EQ(base + 8 * 20, self->s.v[0].addr);
+	EXPECT_EQ(4, self->s.v[0].first.site);
+	EXPECT_EQ(3, self->s.v[0].second.site);
+	/*
+	 * Cells 0-19 (less 5, with cell 9's second half), 21-39 and 40-63:
+	 * cell 20 is logged by the full path; two words, two entries more.
+	 */
+	EXPECT_LE(n + 3, reads_logged(self->ctx));
+	EXPECT_GE(n + 4, reads_logged(self->ctx));
+	EXPECT_EQ(0, valor_region_end(self->t2));
+
+	/*
+	 * t2 writes cells 5, 9 and 50 in a new region: four reads break,
+	 * cell 9's two halves each naming its own read.
+	 */
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 5, 8, true, 6));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 9, 8, true, 7));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 50, 8, true, 9));
+	EXPECT_EQ(4, valor_region_end(self->t1));
+	ASSERT_EQ(5, self->s.n);
+	EXPECT_EQ(base + 8 * 5, self->s.v[1].addr);
+	EXPECT_EQ(2, self->s.v[1].first.site);
+	EXPECT_EQ(base + 8 * 9, self->s.v[2].addr);
+	EXPECT_EQ(8, self->s.v[2].first.site);
+	EXPECT_EQ(base + 8 * 9, self->s.v[3].addr);
+	EXPECT_EQ(3, self->s.v[3].first.site);
+	EXPECT_EQ(base + 8 * 50, self->s.v[4].addr);
+	EXPECT_EQ(3, self->s.v[4].first.site);
+	for (unsigned i = 1; i < 5; i++)
+		EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[i].kind);
+	EXPECT_EQ(0, valor_region_end(self->t2));
+}
+
+/*
  * A write of many cells at once (a loop's write range, a memset) takes
  * the cells over as runs of the write set instead of an entry each:
  * each cell's version moves once per region, a second write of the range

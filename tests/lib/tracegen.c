@@ -96,13 +96,15 @@ static struct valor_event event(uint16_t kind, uint32_t tid)
 }
 
 /*
- * A random range inside [lo, hi) of length at most 16: the usual sizes,
- * odd ones, and offsets that are aligned, misaligned or cross cells.
+ * A random range inside [lo, hi): the usual sizes, odd ones, a few
+ * cells at once (a struct copy, a loop's reads checked as one range),
+ * and offsets that are aligned, misaligned or cross cells.
  */
 static void pick_range(struct gen *g, uint32_t lo, uint32_t hi, uint32_t *off,
 		       uint32_t *size)
 {
-	static const uint32_t sizes[] = { 1, 1, 2, 4, 4, 8, 8, 16, 3, 5, 7 };
+	static const uint32_t sizes[] = { 1,  1, 2, 4, 4,  8, 8,
+					  16, 3, 5, 7, 24, 40 };
 	uint32_t s, o;
 
 	do
