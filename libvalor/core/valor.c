@@ -673,7 +673,7 @@ static void read_range(struct valor_thread *th, uintptr_t addr, uintptr_t end,
 			stop = hi;
 		if (th->mode == THREAD_FAST)
 			k = valor_o_read_run(th, th->shadow_top, lo,
-					     (unsigned)(stop - lo), site);
+					     (unsigned)(stop - lo), 1, site);
 		if (!k) {
 			access_cells(th, lo << CELL_SHIFT, CELL_SIZE, false,
 				     site, eager);

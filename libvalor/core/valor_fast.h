@@ -315,20 +315,21 @@ valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
 }
 
 /*
- * A read of the whole cells [@cell, @cell + @n) of one group, @n >= 1, as
- * a sweep makes them: the cells the filter does not hold yet, from the
+ * A read of @n whole cells of one group, @step cells apart from @cell
+ * on (1: a range; 2: every other element of an array of doubles), as a
+ * sweep makes them: the cells the filter does not hold yet, from the
  * first up to one whose word differs or whose filter byte is partial,
  * join one entry with one lookup and a few stores, where each alone
  * cost a call of valor_o_log_read() (a third of a histogram's time).
  * The cells the filter holds are skipped, as the inline check skips
  * them.  Nothing here can find a conflict or end the region.  Returns
- * how many cells from @cell it took; 0 when the first needs the
- * one-cell path (a word kept per byte or owned by another
- * region, a leaf not made yet, a full log, which may end the region).
+ * how many of the @n cells it took; 0 when the first needs the
+ * one-cell path (a word kept per byte or owned by another region, a
+ * leaf not made yet, a full log, which may end the region).
  */
 static inline __attribute__((always_inline)) unsigned
 valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
-		 uint64_t cell, unsigned n, uint64_t site)
+		 uint64_t cell, unsigned n, unsigned step, uint64_t site)
 {
 	const shadow_word *leaf =
 		shadow_fast_leaf(top, cell << CELL_SHIFT, CELL_SIZE);
@@ -345,14 +346,14 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		return 0;
 	leaf += cell & (SHADOW_LEAF_WORDS - 1);
 	for (k = 0; k < n; k++) {
-		uint8_t held = fresh ? 0 : have[k];
+		uint8_t held = fresh ? 0 : have[k * step];
 		uint64_t w;
 
 		if (held == 0xff)
 			continue;
 		if (held)
 			break;
-		w = atomic_load_explicit(&leaf[k], memory_order_acquire);
+		w = atomic_load_explicit(&leaf[k * step], memory_order_acquire);
 		if (!cells) {
 			if (vw_refined(w) ||
 			    ((w & VW_ACTIVE) && vw_slot(w) != th->slot))
@@ -361,7 +362,7 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		} else if (w != w0) {
 			break;
 		}
-		cells |= 1ULL << ((cell + k) & (RLOG_GROUP_CELLS - 1));
+		cells |= 1ULL << ((cell + k * step) & (RLOG_GROUP_CELLS - 1));
 	}
 	if (!cells)
 		return k;
@@ -371,8 +372,8 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		*tagp = tag;
 	}
 	for (unsigned i = 0; i < k; i++)
-		if (cells >> ((cell + i) & (RLOG_GROUP_CELLS - 1)) & 1)
-			have[i] = 0xff;
+		if (cells >> ((cell + i * step) & (RLOG_GROUP_CELLS - 1)) & 1)
+			have[i * step] = 0xff;
 	return k;
 }
 

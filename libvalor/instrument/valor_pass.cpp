@@ -117,6 +117,11 @@ static cl::opt<bool> ClCoalesce("valor-coalesce-loops",
 static cl::opt<bool> ClCoalesceWrites("valor-coalesce-writes",
 				      cl::desc("coalesce a loop's writes too"),
 				      cl::init(true), cl::Hidden);
+static cl::opt<bool> ClCoalesceStrided(
+	"valor-coalesce-strided",
+	cl::desc("check a loop's reads of every so many 8-byte "
+		 "elements before the loop too"),
+	cl::init(true), cl::Hidden);
 static cl::opt<bool> ClStats("valor-stats",
 			     cl::desc("print what the pass did per module"),
 			     cl::init(false), cl::Hidden);
@@ -690,6 +695,35 @@ struct CoalesceGroup {
 };
 
 /*
+ * Whether @G's bytes, which leave gaps, can still be checked before its
+ * loop: reads of one 8-byte element every so many elements, less than a
+ * read-log group (512 bytes) apart, up (a red-black sweep, the real
+ * parts of an array of complex numbers), in each iteration or in
+ * iterations an unrolled loop made into one (each span one element, all
+ * as far apart as the step is over their number).  The runtime checks
+ * those elements and not the gaps, which may be another thread's, and
+ * takes a group's elements at once (on_nest_walk()).  Returns the
+ * elements' distance, 0 if not; @G.Spans must be sorted.
+ */
+static int64_t stridedElements(const CoalesceGroup &G)
+{
+	auto *StepC = dyn_cast<SCEVConstant>(G.Step);
+
+	if (!ClCoalesceStrided || G.IsWrite || !StepC)
+		return 0;
+	int64_t Step = StepC->getAPInt().getSExtValue();
+	int64_t N = (int64_t)G.Spans.size();
+	int64_t Apart = Step / N;
+	for (int64_t I = 0; I < N; I++)
+		if (G.Spans[I].second - G.Spans[I].first != 8 ||
+		    G.Spans[I].first != G.Spans[0].first + I * Apart)
+			return 0;
+	if (Apart * N != Step || Apart <= 8 || Apart >= 512 || Apart % 8)
+		return 0;
+	return Apart;
+}
+
+/*
  * Unrolling a column walk (a loop stepping by a row length, a value)
  * by U gives U groups whose first addresses are one row apart, each
  * stepping U rows: together they are one walk stepping a row, U times
@@ -1024,19 +1058,39 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 				OneSpan = false;
 			Hi = std::max(Hi, Sp.second);
 		}
-		if (!OneSpan)
+		int64_t Apart = stridedElements(G);
+		if (!OneSpan && !Apart)
 			continue;
 
-		Nest N;
+		Nest N, Strided;
+		if (Apart) {
+			/* Each element's own iteration: a one-loop nest. */
+			const SCEV *K = SE.getConstant(IntPtr, G.Spans.size());
+
+			Strided.At = G.L;
+			Strided.Base = SE.getAddExpr(
+				G.Base, SE.getConstant(IntPtr, Lo, true));
+			Strided.Size = 8;
+			Strided.Dims.push_back(
+				{ SE.getConstant(IntPtr, Apart),
+				  SE.getMinusSCEV(
+					  SE.getMulExpr(
+						  SE.getAddExpr(
+							  G.Btc,
+							  SE.getOne(IntPtr)),
+						  K),
+					  SE.getOne(IntPtr)) });
+		}
 		N.At = G.L;
 		N.Base = SE.getAddExpr(
 			G.Base, SE.getConstant(IntPtr, Lo, /*isSigned=*/true));
 		N.Size = Hi - Lo;
 		N.Dims.push_back({ G.Step, G.Btc });
 		Nest Best;
-		if (Dense(N))
+		if (OneSpan && Dense(N))
 			Best = N;
-		while (Loop *P = N.At->getParentLoop()) {
+		/* Spans with gaps are no block in any loop around. */
+		while (Loop *P = OneSpan ? N.At->getParentLoop() : nullptr) {
 			BasicBlock *PH = N.At->getLoopPreheader();
 
 			if (!LoopOk(P))
@@ -1096,6 +1150,8 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 			if (Dense(N))
 				Best = N;
 		}
+		if (!Best.At)
+			Best = Strided;
 		if (!Best.At)
 			continue;
 

@@ -102,6 +102,15 @@ check_blocks(uintptr_t base, size_t extent, const struct nest_dim *d,
 		on_nest_walk(base, extent, d, n, is_write, site);
 		return;
 	}
+	if (th->mode == THREAD_ALONE) {
+		/* What on_access() would do for each block. */
+		size_t blocks = 1;
+
+		for (unsigned i = 0; i < n; i++)
+			blocks *= d[i].count;
+		th->st.accesses_alone += blocks;
+		return;
+	}
 	size_t idx[VALOR_PASS_NEST_DIMS] = { 0 };
 
 	do

@@ -145,7 +145,7 @@ walk_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 			if (stop > (cell | (RLOG_GROUP_CELLS - 1)) + 1)
 				stop = (cell | (RLOG_GROUP_CELLS - 1)) + 1;
 			k = valor_o_read_run(th, rt_shadow_top, cell,
-					     (unsigned)(stop - cell), site);
+					     (unsigned)(stop - cell), 1, site);
 			if (k) {
 				a += (uintptr_t)k << CELL_SHIFT;
 				continue;
@@ -171,6 +171,35 @@ walk_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 }
 
 /*
+ * The @count cells from the one at @a on, @step cells apart (@step less
+ * than a group), read: the cells of a group at once where
+ * valor_o_read_run() takes them, the others alone.
+ */
+static void walk_stride(struct valor_thread *th, uintptr_t a, unsigned step,
+			size_t count, uintptr_t site)
+{
+	while (count) {
+		uint64_t cell = a >> CELL_SHIFT;
+		uint64_t left = ((cell | (RLOG_GROUP_CELLS - 1)) - cell) / step;
+		unsigned n = (unsigned)(left + 1 < count ? left + 1 : count);
+		unsigned k = 0;
+
+		if (th->mode == THREAD_FAST)
+			k = valor_o_read_run(th, rt_shadow_top, cell, n, step,
+					     site);
+		if (!k) {
+			if (th->mode != THREAD_FAST ||
+			    walk_cells(th, a, a + CELL_SIZE, false, site) !=
+				    a + CELL_SIZE)
+				valor_access(th, a, CELL_SIZE, false, site);
+			k = 1;
+		}
+		a += (uintptr_t)k * step << CELL_SHIFT;
+		count -= k;
+	}
+}
+
+/*
  * The blocks of a loop nest the pass checks at once (pass_access.c):
  * @extent bytes at @base plus d[i].stride times each index below
  * d[i].count, all in one call.  A cell's check may end the region and
@@ -185,6 +214,18 @@ void on_nest_walk(uintptr_t base, size_t extent, const struct nest_dim *d,
 	size_t idx[VALOR_PASS_NEST_DIMS] = { 0 };
 
 	access_path_enter(t, site);
+	if (!is_write && n && extent == CELL_SIZE &&
+	    !(base & (CELL_SIZE - 1)) && !(d[0].stride & (CELL_SIZE - 1)) &&
+	    d[0].stride < (intptr_t)RLOG_GROUP_CELLS << CELL_SHIFT) {
+		/* Every so many cells (a red-black sweep): a group at once. */
+		do
+			walk_stride(th, nest_block_at(base, d + 1, n - 1, idx),
+				    (unsigned)(d[0].stride >> CELL_SHIFT),
+				    d[0].count, site);
+		while (nest_block_next(d + 1, n - 1, idx));
+		access_path_leave(t, th);
+		return;
+	}
 	do {
 		uintptr_t a = nest_block_at(base, d, n, idx), end = a + extent;
 

@@ -320,6 +320,12 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write_range", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write4", 1);
 
+	/* Reads of every other 8-byte element: a nest; of 4-byte ones, not. */
+	EXPECT_CALLS(self->ir, "sum_even", "__valor_pass_read_nest", 1);
+	EXPECT_CALLS(self->ir, "sum_even", "__tsan_read8", 0);
+	EXPECT_CALLS(self->ir, "sum_even_ints", "__valor_pass_read_nest", 0);
+	EXPECT_CALLS(self->ir, "sum_even_ints", "__tsan_read4", 1);
+
 	/* An address the loop does not move: checked once, before it. */
 	EXPECT_CALLS(self->ir, "accumulate", "__tsan_write_range", 1);
 	EXPECT_CALLS(self->ir, "accumulate", "__tsan_write8", 0);
@@ -339,6 +345,13 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "exps", "__tsan_write_range", 0);
 	EXPECT_CALLS(self->ir, "exps", "__tsan_write8", 1);
 	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_write_nest", 0);
+
+	/* -valor-coalesce-strided=0 leaves strided reads to their checks. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "coalesced_dense", COALESCE,
+			       "-mllvm", "-valor-coalesce-strided=0", NULL));
+	EXPECT_CALLS(self->ir, "sum_even", "__valor_pass_read_nest", 0);
+	EXPECT_CALLS(self->ir, "sum_even", "__tsan_read8", 1);
+	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read_range", 1);
 
 	/* -valor-coalesce-loops=0 turns it off. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "uncoalesced", CALLS_OFF,
@@ -507,6 +520,20 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 	};
 
 	expect_exact_races(_metadata, self, "loop_ranges", races, 1);
+}
+
+/*
+ * And strided reads: strided_ranges.c's sum of every other double,
+ * checked before its loop, reports T1's write of one of those elements
+ * and none of its writes of the elements in between.
+ */
+TEST_F_TIMEOUT(shapes, strided_reads_report_exactly_the_race, 180)
+{
+	static const struct race_lines races[] = {
+		{ "racy: write", "racy: read" },
+	};
+
+	expect_exact_races(_metadata, self, "strided_ranges", races, 1);
 }
 
 /*

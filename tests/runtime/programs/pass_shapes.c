@@ -217,6 +217,29 @@ void strided(int *a, long n)
 		a[2 * i] = 0;
 }
 
+/*
+ * Coalesced: every other double, read, is a nest of one element every
+ * 16 bytes, checked before the loop (the gaps are not checked).
+ */
+double sum_even(const double *a, long n)
+{
+	double s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += a[2 * i];
+	return s;
+}
+
+/* Not coalesced: every other int is half a cell each time. */
+long sum_even_ints(const int *a, long n)
+{
+	long s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += a[2 * i];
+	return s;
+}
+
 /* Not coalesced: the loop may leave before it has read them all. */
 long sum_until_negative(const int *a, long n)
 {
