@@ -666,14 +666,12 @@ static void read_range(struct valor_thread *th, uintptr_t addr, uintptr_t end,
 		access_cells(th, addr, (lo << CELL_SHIFT) - addr, false, site,
 			     eager);
 	while (lo < hi) {
-		uint64_t stop = (lo | (RLOG_GROUP_CELLS - 1)) + 1;
 		unsigned k = 0;
 
-		if (stop > hi)
-			stop = hi;
 		if (th->mode == THREAD_FAST)
 			k = valor_o_read_run(th, th->shadow_top, lo,
-					     (unsigned)(stop - lo), 1, site);
+					     rlog_group_run(lo, 1, hi - lo), 1,
+					     site);
 		if (!k) {
 			access_cells(th, lo << CELL_SHIFT, CELL_SIZE, false,
 				     site, eager);

@@ -315,6 +315,18 @@ valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
 }
 
 /*
+ * How many cells, @step apart from @cell on, lie in @cell's group: at
+ * most @most.  What valor_o_read_run() can be given at once.
+ */
+static inline unsigned rlog_group_run(uint64_t cell, unsigned step,
+				      uint64_t most)
+{
+	uint64_t n = ((cell | (RLOG_GROUP_CELLS - 1)) - cell) / step + 1;
+
+	return (unsigned)(n < most ? n : most);
+}
+
+/*
  * A read of @n whole cells of one group, @step cells apart from @cell
  * on (1: a range; 2: every other element of an array of doubles), as a
  * sweep makes them: the cells the filter does not hold yet, from the

@@ -138,14 +138,13 @@ walk_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 		}
 		if (!is_write && !(a & (CELL_SIZE - 1)) &&
 		    end - a >= 2 * CELL_SIZE) {
-			uint64_t cell = a >> CELL_SHIFT,
-				 stop = end >> CELL_SHIFT;
-			unsigned k;
+			uint64_t cell = a >> CELL_SHIFT;
+			unsigned k = valor_o_read_run(
+				th, rt_shadow_top, cell,
+				rlog_group_run(cell, 1,
+					       (end >> CELL_SHIFT) - cell),
+				1, site);
 
-			if (stop > (cell | (RLOG_GROUP_CELLS - 1)) + 1)
-				stop = (cell | (RLOG_GROUP_CELLS - 1)) + 1;
-			k = valor_o_read_run(th, rt_shadow_top, cell,
-					     (unsigned)(stop - cell), 1, site);
 			if (k) {
 				a += (uintptr_t)k << CELL_SHIFT;
 				continue;
@@ -180,13 +179,12 @@ static void walk_stride(struct valor_thread *th, uintptr_t a, unsigned step,
 {
 	while (count) {
 		uint64_t cell = a >> CELL_SHIFT;
-		uint64_t left = ((cell | (RLOG_GROUP_CELLS - 1)) - cell) / step;
-		unsigned n = (unsigned)(left + 1 < count ? left + 1 : count);
 		unsigned k = 0;
 
 		if (th->mode == THREAD_FAST)
-			k = valor_o_read_run(th, rt_shadow_top, cell, n, step,
-					     site);
+			k = valor_o_read_run(th, rt_shadow_top, cell,
+					     rlog_group_run(cell, step, count),
+					     step, site);
 		if (!k) {
 			if (th->mode != THREAD_FAST ||
 			    walk_cells(th, a, a + CELL_SIZE, false, site) !=
