@@ -122,6 +122,11 @@ static cl::opt<bool> ClCoalesceStrided(
 	cl::desc("check a loop's reads of every so many 8-byte "
 		 "elements before the loop too"),
 	cl::init(true), cl::Hidden);
+static cl::opt<bool> ClCoalesceGapped(
+	"valor-coalesce-gapped",
+	cl::desc("check a nest of stretches with gaps between them (a "
+		 "tile's rows) before its outer loops too"),
+	cl::init(true), cl::Hidden);
 static cl::opt<bool> ClStats("valor-stats",
 			     cl::desc("print what the pass did per module"),
 			     cl::init(false), cl::Hidden);
@@ -912,8 +917,12 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		const Access &A = Accesses[I];
 		Loop *L = LI.getLoopFor(A.Inst->getParent());
 
-		if (!L || !(isa<LoadInst>(A.Inst) || isa<StoreInst>(A.Inst)) ||
-		    A.Inst->isVolatile() || isVtableAccess(A.Inst))
+		/* A small copy's pieces (a struct assigned) walk too. */
+		auto *MI = dyn_cast<MemIntrinsic>(A.Inst);
+		if (!L ||
+		    !(MI || isa<LoadInst>(A.Inst) || isa<StoreInst>(A.Inst)) ||
+		    (MI ? MI->isVolatile() : A.Inst->isVolatile()) ||
+		    isVtableAccess(A.Inst))
 			continue;
 		if (!LoopOk(L) ||
 		    !DT.dominates(A.Inst->getParent(), L->getLoopLatch()))
@@ -1035,6 +1044,26 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		}
 		return Left == 0;
 	};
+	/*
+	 * Whether the runtime makes blocks of more than one element of the
+	 * nest's (a dimension's stride is at most its size): a tile of a
+	 * matrix's column walks is a row's stretch per tile row, one block
+	 * each, even where the tile rows are far apart.
+	 */
+	auto Merges = [&](const Nest &N) {
+		const SCEV *Size = SE.getConstant(IntPtr, N.Size);
+
+		for (auto &D : N.Dims) {
+			const SCEV *S = D.first;
+
+			if (auto *SC = dyn_cast<SCEVConstant>(S))
+				if (SC->getAPInt().isNegative())
+					S = SE.getNegativeSCEV(S);
+			if (SE.isKnownPredicate(ICmpInst::ICMP_ULE, S, Size))
+				return true;
+		}
+		return false;
+	};
 
 	struct Emitted {
 		Loop *L;
@@ -1086,9 +1115,10 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 			G.Base, SE.getConstant(IntPtr, Lo, /*isSigned=*/true));
 		N.Size = Hi - Lo;
 		N.Dims.push_back({ G.Step, G.Btc });
-		Nest Best;
+		/* Where it may be checked, innermost first. */
+		SmallVector<Nest, 4> Candidates;
 		if (OneSpan && Dense(N))
-			Best = N;
+			Candidates.push_back(N);
 		/* Spans with gaps are no block in any loop around. */
 		while (Loop *P = OneSpan ? N.At->getParentLoop() : nullptr) {
 			BasicBlock *PH = N.At->getLoopPreheader();
@@ -1147,24 +1177,31 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 				N.Base = AR->getStart();
 			}
 			N.At = P;
-			if (Dense(N))
-				Best = N;
+			if (Dense(N) || (ClCoalesceGapped && Merges(N)))
+				Candidates.push_back(N);
 		}
-		if (!Best.At)
-			Best = Strided;
-		if (!Best.At)
-			continue;
+		if (Strided.At)
+			Candidates.insert(Candidates.begin(), Strided);
+		/* The outermost whose values exist before it. */
+		auto Expandable = [&](const Nest &N) {
+			Instruction *At =
+				N.At->getLoopPreheader()->getTerminator();
+			bool Ok = isSafeToExpandAt(N.Base, At, SE);
 
-		Instruction *At = Best.At->getLoopPreheader()->getTerminator();
-		bool Expandable = isSafeToExpandAt(Best.Base, At, SE);
-		for (auto &D : Best.Dims)
-			Expandable &= isSafeToExpandAt(D.first, At, SE) &&
+			for (auto &D : N.Dims)
+				Ok &= isSafeToExpandAt(D.first, At, SE) &&
 				      isSafeToExpandAt(D.second, At, SE);
-		for (auto &Gd : Best.Guards)
-			if (auto *CI = dyn_cast<Instruction>(Gd.first))
-				Expandable &= DT.dominates(CI, At);
-		if (!Expandable)
+			for (auto &Gd : N.Guards)
+				if (auto *CI = dyn_cast<Instruction>(Gd.first))
+					Ok &= DT.dominates(CI, At);
+			return Ok;
+		};
+		while (!Candidates.empty() && !Expandable(Candidates.back()))
+			Candidates.pop_back();
+		if (Candidates.empty())
 			continue;
+		Nest &Best = Candidates.back();
+		Instruction *At = Best.At->getLoopPreheader()->getTerminator();
 
 		for (unsigned I : G.Members)
 			Moved[I] = true;

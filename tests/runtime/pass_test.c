@@ -334,7 +334,12 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	/* Nests: a's rows and b's columns, walked for every i and j. */
 	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_read_nest", 2);
 	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_write_nest", 1);
-	EXPECT_CALLS(self->ir, "half_column_sums", "__valor_pass_read_nest", 0);
+	EXPECT_CALLS(self->ir, "half_column_sums", "__valor_pass_read_nest", 1);
+	EXPECT_CALLS(self->ir, "half_column_sums", "__tsan_read8", 0);
+	EXPECT_CALLS(self->ir, "transpose_tile", "__valor_pass_read_nest", 1);
+	EXPECT_CALLS(self->ir, "transpose_tile", "__valor_pass_write_nest", 1);
+	EXPECT_CALLS(self->ir, "transpose_tile", "__tsan_read16", 0);
+	EXPECT_CALLS(self->ir, "transpose_tile", "__tsan_write16", 0);
 	EXPECT_CALLS(self->ir, "column_sums_locked", "__valor_pass_read_nest",
 		     0);
 
@@ -352,6 +357,14 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "sum_even", "__valor_pass_read_nest", 0);
 	EXPECT_CALLS(self->ir, "sum_even", "__tsan_read8", 1);
 	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read_range", 1);
+
+	/* -valor-coalesce-gapped=0 leaves a tile's columns to their checks. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "coalesced_dense", COALESCE,
+			       "-mllvm", "-valor-coalesce-gapped=0", NULL));
+	EXPECT_CALLS(self->ir, "half_column_sums", "__valor_pass_read_nest", 0);
+	EXPECT_CALLS(self->ir, "transpose_tile", "__valor_pass_read_nest", 0);
+	EXPECT_CALLS(self->ir, "transpose_tile", "__tsan_read16", 1);
+	EXPECT_CALLS(self->ir, "matrix_product", "__valor_pass_read_nest", 2);
 
 	/* -valor-coalesce-loops=0 turns it off. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "uncoalesced", CALLS_OFF,
@@ -540,16 +553,19 @@ TEST_F_TIMEOUT(shapes, strided_reads_report_exactly_the_race, 180)
  * So are nests: nest_ranges.c's column sums over the bottom half of a
  * matrix report T1's one write there and not its fill of the top half;
  * the runtime's nest entry point, given every other element of two rows,
- * reports T1's write of one of them and none of its writes in between.
+ * reports T1's write of one of them and none of its writes in between;
+ * a tile of a transpose reports T1's write in it and none of T1's
+ * accesses to the rest of the tile's rows.
  */
 TEST_F_TIMEOUT(shapes, loop_nests_report_exactly_the_races, 180)
 {
 	static const struct race_lines races[] = {
 		{ "racy: write", "racy: read" },
 		{ "nest: write", "nest: read" },
+		{ "tile: write", "tile: read" },
 	};
 
-	expect_exact_races(_metadata, self, "nest_ranges", races, 2);
+	expect_exact_races(_metadata, self, "nest_ranges", races, 3);
 }
 
 /*

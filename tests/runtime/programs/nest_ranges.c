@@ -12,6 +12,12 @@
  * block: every other element of two rows of g.  T1's writes to the
  * elements in between and to a third row are no conflict; its write to
  * an element of the nest is one, at the lines marked nest.
+ *
+ * Then a tile of a transpose (a nest with gaps: a stretch of each of
+ * its rows, checked before both loops).  T1 writes the rest of each
+ * source row the tile reads and one element in it, and reads the rest
+ * of each destination row the tile writes: only the write in the tile
+ * is a conflict, at the lines marked tile.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -25,6 +31,12 @@
 
 double m[ROWS * COLS], sums[COLS];
 double g[3 * 16];
+
+#define TILE_N 48
+struct pair {
+	double re, im;
+} src[TILE_N * TILE_N], dst[TILE_N * TILE_N];
+double gap_sum;
 
 void __valor_pass_read_nest(void *base, size_t size, intptr_t stride1,
 			    size_t count1, intptr_t stride2, size_t count2,
@@ -51,9 +63,43 @@ __attribute__((noinline)) void column_sums(double *out, const double *p,
 	}
 }
 
+/* dst rows [r0, r1), columns [c0, c1) <- src's columns and rows. */
+void transpose_tile(struct pair *to, const struct pair *from, long n, long r0,
+		    long r1, long c0, long c1);
+
+__attribute__((noinline)) void transpose_tile(struct pair *to,
+					      const struct pair *from, long n,
+					      long r0, long r1, long c0,
+					      long c1)
+{
+	/*
+	 * Unrolled, the inner loop would start after an odd first column
+	 * (a value the loop around cannot describe): no nest to test.
+	 */
+	for (long r = r0; r < r1; r++)
+#pragma clang loop unroll(disable)
+		for (long c = c0; c < c1; c++)
+			to[r * n + c] = from[c * n + r]; /* tile: read */
+}
+
+/* The tile is dst rows [8, 24), columns [16, 32): src's the other way. */
+static void tile_gaps(void)
+{
+	for (long i = 16; i < 32; i++)
+		for (long j = 0; j < TILE_N; j++)
+			if (j < 8 || j >= 24)
+				src[i * TILE_N + j].re = 1;
+	for (long i = 8; i < 24; i++)
+		for (long j = 0; j < TILE_N; j++)
+			if (j < 16 || j >= 32)
+				gap_sum += dst[i * TILE_N + j].im;
+}
+
 static void *t1_fn(void *arg)
 {
 	(void)arg;
+	tile_gaps();
+	src[20 * TILE_N + 10].im = 3; /* tile: write */
 	fill(m, ROWS / 4 * COLS, 1);
 	fill(m + 3 * ROWS / 4 * COLS, ROWS / 4 * COLS, 1);
 	m[(ROWS / 4 + 3) * COLS + 5] = 2; /* racy: write */
@@ -87,6 +133,7 @@ static void *t2_fn(void *arg)
 	/* g[0, 2, 4, 6] and g[16, 18, 20, 22]. */
 	/* nest: read */ __valor_pass_read_nest(g, sizeof(g[0]), 16, 4, 128, 2,
 						0, 1);
+	transpose_tile(dst, src, TILE_N, 8, 24, 16, 32);
 	sched_done(2);
 	return NULL;
 }

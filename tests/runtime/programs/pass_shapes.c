@@ -302,7 +302,10 @@ void matrix_product(double *c, const double *a, const double *b, long n)
 		}
 }
 
-/* No nest: the first half of each row is no block. */
+/*
+ * A nest with gaps: the first half of each row, a block each, walked
+ * for every column; the other halves are never checked.
+ */
 void half_column_sums(double *out, const double *b, long n)
 {
 	for (long j = 0; j < n / 2; j++) {
@@ -312,6 +315,23 @@ void half_column_sums(double *out, const double *b, long n)
 			s += b[k * n + j];
 		out[j] = s;
 	}
+}
+
+struct pair {
+	double re, im;
+};
+
+/*
+ * Two nests: a tile's column walks read a stretch of each of the tile's
+ * rows (struct copies: small memcpys, in pieces), and write a stretch
+ * of each row of its transpose, however far apart the rows are.
+ */
+void transpose_tile(struct pair *dst, const struct pair *src, long n, long r0,
+		    long r1, long c0, long c1)
+{
+	for (long r = r0; r < r1; r++)
+		for (long c = c0; c < c1; c++)
+			dst[r * n + c] = src[c * n + r];
 }
 
 /* No nest: the middle loop may synchronize between the columns. */
