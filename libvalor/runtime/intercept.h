@@ -344,14 +344,15 @@ static inline struct rt_thread *rt_icpt_enter(void)
 }
 
 /*
- * Modules compiled with -fsanitize=thread.  __tsan_init (tsan_abi.c)
- * runs in a constructor of every instrumented translation unit; it calls
- * rt_module_register((uintptr_t)__builtin_return_address(0)) so that the
- * module (executable or shared library) containing that PC is known to
- * be instrumented.  Repeated calls for one module are cheap.  Any thread,
- * any time (also from dlopen), no allocation.
+ * Modules compiled with -fsanitize=thread or the pass.  __tsan_init
+ * (tsan_abi.c) runs in a constructor of every instrumented translation
+ * unit; it calls rt_modules_register(), which registers every loaded
+ * module that is instrumented and not registered yet (intercept_misc.c
+ * says how it tells), and returns at once when no module was loaded
+ * since its last look.  Any thread, any time (also from dlopen), no
+ * allocation.
  */
-void rt_module_register(uintptr_t pc_in_module);
+void rt_modules_register(void);
 
 /* @pc lies in the executable code of a registered (instrumented) module. */
 bool rt_pc_instrumented(uintptr_t pc);

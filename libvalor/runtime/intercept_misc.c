@@ -48,69 +48,169 @@ bool rt_pc_instrumented(uintptr_t pc)
 	return false;
 }
 
-struct module_search {
-	uintptr_t pc;
-	bool found;
-	unsigned n;
-	struct code_range code[RANGES_PER_MODULE];
-};
+/*
+ * Which modules are instrumented.  The address __tsan_init returns to
+ * does not say: at -O2 gcc's constructor jumps to it (a sibling call),
+ * so it returns into whatever ran the constructor, libc's or the dynamic
+ * linker's code, and the program's own calls to memcpy or strlen were
+ * then all taken for a library's.  A module is instrumented when its
+ * dynamic symbols name __tsan_init: it calls it, or defines it (the
+ * runtime linked into the program).  The runtime's own shared object
+ * defines it too and is not; a program without a dynamic section
+ * (-static) is one module, the runtime's, and is.
+ */
+static const char tsan_init_name[] = "__tsan_init";
 
-/* dl_iterate_phdr callback: the executable segments of @pc's module. */
-static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
+/* What a dynamic entry points at: the loader relocated it, or not. */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) p)
 {
-	struct module_search *s = arg;
-	bool contains = false;
+	return p < info->dlpi_addr ? info->dlpi_addr + p : p;
+}
+
+/* How many dynamic symbols there are: ELF gives no count but the hashes'. */
+static size_t dynsym_count(const ElfW(Word) * hash, const uint32_t *gnu)
+{
+	uint32_t nbuckets, symoffset, last = 0;
+	const uint32_t *buckets, *chain;
+
+	if (hash)
+		return hash[1]; /* nchain: one per symbol */
+	if (!gnu)
+		return 0;
+	nbuckets = gnu[0];
+	symoffset = gnu[1];
+	buckets = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / sizeof(uint32_t));
+	chain = buckets + nbuckets;
+	for (uint32_t i = 0; i < nbuckets; i++)
+		if (buckets[i] > last)
+			last = buckets[i];
+	if (last < symoffset)
+		return symoffset;
+	/* The last chain ends with its low bit set. */
+	while (!(chain[last - symoffset] & 1))
+		last++;
+	return (size_t)last + 1;
+}
+
+/* Whether the module's dynamic symbols name __tsan_init, defined or not. */
+static bool names_tsan_init(const struct dl_phdr_info *info)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *sym = NULL;
+	const ElfW(Word) *hash = NULL;
+	const uint32_t *gnu = NULL;
+	const char *str = NULL;
+	size_t strsz = 0, n;
+
+	for (unsigned i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
+						  info->dlpi_phdr[i].p_vaddr);
+	if (!dyn)
+		return false;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			sym = (const ElfW(Sym) *)dyn_addr(info,
+							  dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			str = (const char *)dyn_addr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRSZ:
+			strsz = dyn->d_un.d_val;
+			break;
+		case DT_HASH:
+			hash = (const ElfW(Word) *)dyn_addr(info,
+							    dyn->d_un.d_ptr);
+			break;
+		case DT_GNU_HASH:
+			gnu = (const uint32_t *)dyn_addr(info, dyn->d_un.d_ptr);
+			break;
+		}
+	}
+	if (!sym || !str || strsz < sizeof(tsan_init_name))
+		return false;
+	n = dynsym_count(hash, gnu);
+	for (size_t i = 1; i < n; i++) {
+		const char *name = str + sym[i].st_name;
+		size_t k = 0;
+
+		if (sym[i].st_name > strsz - sizeof(tsan_init_name))
+			continue;
+		while (k < sizeof(tsan_init_name) &&
+		       name[k] == tsan_init_name[k])
+			k++;
+		if (k == sizeof(tsan_init_name))
+			return true;
+	}
+	return false;
+}
+
+/* dl_iterate_phdr callback: register the module if it is instrumented. */
+static int register_if_instrumented(struct dl_phdr_info *info, size_t size,
+				    void *arg)
+{
+	uintptr_t self = (uintptr_t)arg;
+	bool holds_runtime = false;
+	struct code_range code[RANGES_PER_MODULE];
+	unsigned n = 0, have;
 
 	(void)size;
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 
-		if (ph->p_type == PT_LOAD && s->pc - lo < ph->p_memsz)
-			contains = true;
-	}
-	if (!contains)
-		return 0;
-	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+		if (ph->p_type != PT_LOAD)
 			continue;
-		if (s->n == RANGES_PER_MODULE)
-			break;
-		s->code[s->n].lo = lo;
-		s->code[s->n].hi = lo + ph->p_memsz;
-		s->n++;
+		if (self - lo < ph->p_memsz)
+			holds_runtime = true;
+		if ((ph->p_flags & PF_X) && n < RANGES_PER_MODULE) {
+			code[n].lo = lo;
+			code[n].hi = lo + ph->p_memsz;
+			n++;
+		}
 	}
-	s->found = true;
+	/* The program (its name is "") may hold the runtime; a library not. */
+	if (holds_runtime ? info->dlpi_name && info->dlpi_name[0] :
+			    !names_tsan_init(info))
+		return 0;
+	if (!n || rt_pc_instrumented(code[0].lo))
+		return 0;
+	have = atomic_load_explicit(&nranges, memory_order_relaxed);
+	if (have + n > MODULE_RANGES) {
+		atomic_store(&ranges_full, true);
+		return 1;
+	}
+	for (unsigned i = 0; i < n; i++)
+		ranges[have + i] = code[i];
+	atomic_store_explicit(&nranges, have + n, memory_order_release);
+	return 0;
+}
+
+/* dl_iterate_phdr callback: how many modules were ever loaded. */
+static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *adds = arg;
+
+	*adds = size >= offsetof(struct dl_phdr_info, dlpi_subs) ?
+			info->dlpi_adds :
+			0;
 	return 1;
 }
 
-void rt_module_register(uintptr_t pc_in_module)
+void rt_modules_register(void)
 {
-	struct module_search s;
+	/* Nothing was loaded since the last look: the same modules. */
+	static unsigned long long seen_adds;
+	unsigned long long adds = 0;
 
-	if (rt_pc_instrumented(pc_in_module))
-		return;
-	/* Not "= { 0 }": a zeroed struct can become a call to memset. */
-	s.pc = pc_in_module;
-	s.found = false;
-	s.n = 0;
 	rt_lock(&modules_lock);
-	if (!rt_pc_instrumented(pc_in_module)) {
-		unsigned n =
-			atomic_load_explicit(&nranges, memory_order_relaxed);
-
-		dl_iterate_phdr(find_module, &s);
-		if (s.found && n + s.n > MODULE_RANGES) {
-			atomic_store(&ranges_full, true);
-		} else if (s.found) {
-			for (unsigned i = 0; i < s.n; i++)
-				ranges[n + i] = s.code[i];
-			atomic_store_explicit(&nranges, n + s.n,
-					      memory_order_release);
-		}
+	dl_iterate_phdr(count_loads, &adds);
+	if (!adds || adds != seen_adds) {
+		dl_iterate_phdr(register_if_instrumented,
+				(void *)(uintptr_t)rt_modules_register);
+		seen_adds = adds;
 	}
 	rt_unlock(&modules_lock);
 }

@@ -304,7 +304,7 @@ on_access_rw(const volatile void *addr, size_t size, uintptr_t site)
 RT_EXPORT void __tsan_init(void)
 {
 	rt_init();
-	rt_module_register((uintptr_t)__builtin_return_address(0));
+	rt_modules_register();
 }
 
 /* ---- fixed-size accesses: tsan_access.c; these variants are rare ---- */
