@@ -626,6 +626,28 @@ static void add_pass_flags(const struct cc_config *cfg,
 	push(out, concat("-fpass-plugin=", plugin));
 }
 
+/*
+ * gcc expands a memset or memcpy of a few bytes, a memcmp compared with
+ * zero, a strcpy or strcmp of a literal into moves and compares of its
+ * own, after ThreadSanitizer's pass and so never checked: a race on
+ * those bytes would go unseen.  As calls, the runtime's interceptors
+ * check them.  (clang's ThreadSanitizer and the pass check the
+ * intrinsics they become.)
+ */
+static const char *const gcc_checked_builtins[] = {
+	"memset",  "memcpy", "memmove", "mempcpy", "memcmp",
+	"bcmp",	   "strcpy", "stpcpy",	"strncpy", "strcat",
+	"strncat", "strcmp", "strncmp", "strlen",  "strchr",
+};
+
+static void add_gcc_no_builtins(struct argv_buf *out)
+{
+	for (size_t i = 0;
+	     i < sizeof(gcc_checked_builtins) / sizeof(gcc_checked_builtins[0]);
+	     i++)
+		push(out, concat("-fno-builtin-", gcc_checked_builtins[i]));
+}
+
 static void add_compile_flags(const struct cc_config *cfg,
 			      const struct cc_args *ca, bool linking,
 			      struct argv_buf *out)
@@ -643,8 +665,10 @@ static void add_compile_flags(const struct cc_config *cfg,
 	 * gcc 12 warns that it does not instrument atomic_thread_fence;
 	 * the runtime models fences itself (Documentation/runtime-abi.md).
 	 */
-	if (cfg->family == FAMILY_GCC)
+	if (cfg->family == FAMILY_GCC) {
 		push(out, "-Wno-tsan");
+		add_gcc_no_builtins(out);
+	}
 	if (cfg->abi == ABI_PASS) {
 		add_pass_flags(cfg, ca, out);
 		return;
@@ -781,6 +805,10 @@ static void cc_help_for(FILE *out, const char *tool)
 		"  -fsanitize=thread\n"
 		"  -g, unless you give a -g option (-g0 included)\n"
 		"  -fno-omit-frame-pointer, unless you give -f[no-]omit-frame-pointer\n"
+		"  gcc: -fno-builtin-F for memset, memcpy, memmove, mempcpy, memcmp,\n"
+		"    bcmp, strcpy, stpcpy, strncpy, strcat, strncat, strcmp, strncmp,\n"
+		"    strlen, strchr (gcc expands them unchecked; as calls, the\n"
+		"    runtime checks them)\n"
 		"  no entry/exit hooks, unless --stacks=full or you set the parameter:\n"
 		"    gcc: --param=tsan-instrument-func-entry-exit=0\n"
 		"    clang: -mllvm -tsan-instrument-func-entry-exit=0\n"
