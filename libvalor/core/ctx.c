@@ -121,7 +121,14 @@ void valor_ctx_free(struct valor_ctx *ctx)
 			eng_free(r);
 			r = older;
 		}
-		eng_free(ctx->slots[i].runs);
+		struct runs_ring *runs = atomic_load(&ctx->slots[i].runs);
+
+		while (runs) {
+			struct runs_ring *older = runs->older;
+
+			eng_free(runs);
+			runs = older;
+		}
 		eng_free(ctx->slots[i].occ);
 	}
 	sync_table_free(ctx->sync);

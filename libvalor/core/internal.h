@@ -97,6 +97,12 @@ struct wlog_ring {
 
 #define WLOG_FIRST_ENTRIES 1024U
 
+struct runs_ring {
+	uint64_t cap; /* entries, a power of two */
+	struct runs_ring *older; /* the ring this one replaced */
+	struct wlog_entry e[];
+};
+
 /*
  * A thread slot: the small integer an epoch or an owner field names.
  * Slots outlive their threads: the clock continues across occupants so
@@ -114,10 +120,12 @@ struct slot {
 	_Atomic uint64_t wlog_head;
 	/*
 	 * Runs of cells whose write-log entries a region spilled, with the
-	 * site that wrote them, for reports: a ring of WSPILL_RUNS entries
-	 * (cell != 0: present; what: the spill word, valor.c).
+	 * site that wrote them, for reports: a ring (cell != 0: present;
+	 * what: the spill word, valor.c) of WSPILL_RUNS entries at first,
+	 * which the occupant doubles rather than overwrite a run of its
+	 * open region, and replaces as it does the write log's.
 	 */
-	struct wlog_entry *runs;
+	struct runs_ring *_Atomic runs;
 	_Atomic uint64_t runs_head;
 	/*
 	 * FastRCD and FastTrack: the slot's occupants in order, each from
@@ -403,6 +411,7 @@ struct valor_thread {
 	uint64_t *wspill;
 	uint32_t wspill_n, wspill_cap;
 	uint64_t wspill_site; /* of the newest spilled run */
+	uint64_t runs_start; /* the slot's runs_head when the region began */
 	bool wspill_scattered; /* the last spill hardly ran: split instead */
 	bool ordered; /* ordering-rule validation done this region */
 

@@ -140,13 +140,16 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 		struct wlog_ring *r =
 			eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
 
-		s->runs = eng_calloc(WSPILL_RUNS, sizeof(*s->runs));
-		if (!r || !s->runs) {
+		struct runs_ring *runs = eng_calloc(
+			1, sizeof(*runs) + WSPILL_RUNS * sizeof(runs->e[0]));
+
+		if (!r || !runs) {
 			eng_free(r);
-			eng_free(s->runs);
-			s->runs = NULL;
+			eng_free(runs);
 			return -ENOMEM;
 		}
+		runs->cap = WSPILL_RUNS;
+		atomic_store_explicit(&s->runs, runs, memory_order_release);
 		r->cap = cap;
 		s->wlog_mask = cap - 1;
 		s->wlog_room = wlog_room(ctx, cap);
@@ -242,6 +245,7 @@ struct valor_thread *valor_thread_create(struct valor_ctx *ctx,
 	ctx->slots[slot].live = true;
 	atomic_store(&ctx->slots[slot].tid, th->tid);
 	th->region_start = atomic_load(&ctx->slots[slot].wlog_head);
+	th->runs_start = atomic_load(&ctx->slots[slot].runs_head);
 	link_thread(ctx, th);
 	ctx->threads_created++;
 	atomic_fetch_add(&ctx->nlive, 1);

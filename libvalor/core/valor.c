@@ -84,8 +84,8 @@ static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
 	return d && d <= ver_distance(win->now, win->then);
 }
 
-static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
-		      struct valor_access_info *out);
+static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
+		      uint64_t skip_tid, struct valor_access_info *out);
 
 /* The write that write-log (or spilled-run) entry @e records. */
 static void writer_of(const struct wlog_entry *e, struct valor_access_info *out)
@@ -146,7 +146,7 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 	 */
 	struct valor_access_info run;
 
-	if (runs_find(s, cell, skip_tid, &run) &&
+	if (runs_find(ctx, s, cell, skip_tid, &run) &&
 	    (!found || run.region > out->region)) {
 		*out = run;
 		return true;
@@ -997,17 +997,32 @@ static void release_cell(struct valor_thread *th, shadow_word *p)
  * owner may be extending the newest run meanwhile: a count read short
  * only misses the cell.
  */
-static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
-		      struct valor_access_info *out)
+/* A ring's entry into the ring replacing it, before anyone sees that. */
+static void entry_copy(struct wlog_entry *to, const struct wlog_entry *from)
 {
-	uint64_t head, n;
+	atomic_init(&to->cell,
+		    atomic_load_explicit(&from->cell, memory_order_relaxed));
+	atomic_init(&to->what,
+		    atomic_load_explicit(&from->what, memory_order_relaxed));
+	to->site = from->site;
+	to->region = from->region;
+	to->tid = from->tid;
+}
 
-	if (!s->runs)
-		return false;
+static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
+		      uint64_t skip_tid, struct valor_access_info *out)
+{
+	struct runs_ring *r;
+	uint64_t head, n;
+	bool found = false;
+
+	/* As wlog_find(): counted, head first, then the ring. */
+	atomic_fetch_add(&ctx->wlog_readers, 1);
 	head = atomic_load_explicit(&s->runs_head, memory_order_acquire);
-	n = head < WSPILL_RUNS ? head : WSPILL_RUNS;
+	r = atomic_load(&s->runs);
+	n = !r ? 0 : head < r->cap ? head : r->cap;
 	for (uint64_t i = 1; i <= n; i++) {
-		struct wlog_entry *run = &s->runs[(head - i) % WSPILL_RUNS];
+		struct wlog_entry *run = &r->e[(head - i) & (r->cap - 1)];
 		uint64_t word, first, k;
 
 		if (!atomic_load_explicit(&run->cell, memory_order_acquire))
@@ -1020,9 +1035,47 @@ static bool runs_find(struct slot *s, uint64_t cell, uint64_t skip_tid,
 		if (k > wspill_more(word) || run->tid == skip_tid)
 			continue;
 		writer_of(run, out);
-		return true;
+		found = true;
+		break;
 	}
-	return false;
+	atomic_fetch_sub(&ctx->wlog_readers, 1);
+	return found;
+}
+
+/*
+ * The open region's runs fill the ring: double it, so that a report
+ * still names the site of each cell the region owns.  The region's
+ * spill list is bounded (WSPILL_MAX words, a run each at most), and so
+ * is the ring.  False when it cannot grow: the oldest run is then
+ * overwritten, and a report names the writing thread only.
+ */
+static bool runs_grow(struct valor_thread *th, struct slot *s, uint64_t head)
+{
+	struct runs_ring *old =
+		atomic_load_explicit(&s->runs, memory_order_relaxed);
+	uint64_t cap = 2 * old->cap;
+	struct runs_ring *r;
+
+	if (cap > WSPILL_MAX)
+		return false;
+	r = eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
+	if (!r)
+		return false;
+	r->cap = cap;
+	r->older = old;
+	for (uint64_t i = head - old->cap; i != head; i++) {
+		const struct wlog_entry *from = &old->e[i & (old->cap - 1)];
+		struct wlog_entry *to = &r->e[i & (cap - 1)];
+
+		entry_copy(to, from);
+	}
+	atomic_store(&s->runs, r);
+	/* Nobody reading: nobody can have loaded the old ring (runs_find()). */
+	if (!atomic_load(&th->ctx->wlog_readers)) {
+		r->older = old->older;
+		eng_free(old);
+	}
+	return true;
 }
 
 /* Room for one more word on the spill list, or false. */
@@ -1115,16 +1168,20 @@ static void wspill_publish(struct valor_thread *th, enum wspill_result r,
 	uint64_t head =
 		atomic_load_explicit(&s->runs_head, memory_order_relaxed);
 	uint64_t word = th->wspill[th->wspill_n - 1];
+	struct runs_ring *ring =
+		atomic_load_explicit(&s->runs, memory_order_relaxed);
 	struct wlog_entry *run;
 
 	if (r == WSPILL_JOINED) {
 		if (head)
 			atomic_store_explicit(
-				&s->runs[(head - 1) % WSPILL_RUNS].what, word,
-				memory_order_release);
+				&ring->e[(head - 1) & (ring->cap - 1)].what,
+				word, memory_order_release);
 		return;
 	}
-	run = &s->runs[head % WSPILL_RUNS];
+	if (head - th->runs_start >= ring->cap && runs_grow(th, s, head))
+		ring = atomic_load_explicit(&s->runs, memory_order_relaxed);
+	run = &ring->e[head & (ring->cap - 1)];
 	atomic_store_explicit(&run->cell, 0, memory_order_relaxed);
 	run->site = e->site;
 	run->region = e->region;
@@ -1165,15 +1222,7 @@ static int wlog_grow(struct valor_thread *th)
 		const struct wlog_entry *from = &old->e[i & (old->cap - 1)];
 		struct wlog_entry *to = &r->e[i & (cap - 1)];
 
-		atomic_init(&to->cell,
-			    atomic_load_explicit(&from->cell,
-						 memory_order_relaxed));
-		atomic_init(&to->what,
-			    atomic_load_explicit(&from->what,
-						 memory_order_relaxed));
-		to->site = from->site;
-		to->region = from->region;
-		to->tid = from->tid;
+		entry_copy(to, from);
 	}
 	s->wlog_mask = cap - 1;
 	s->wlog_room = wlog_room(th->ctx, cap);
@@ -1191,9 +1240,15 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	struct valor_ctx *ctx = th->ctx;
 	struct slot *s = &ctx->slots[th->slot];
 	uint64_t half, start, end;
-	uint32_t words = th->wspill_n;
 	uint64_t *last = NULL, word = 0, next = 0, run_site = 0;
+	uint64_t prev = 0, jumps = 0; /* cell + 1 of the entry before */
 	bool dirty = false;
+
+	if (th->wspill_n) {
+		uint64_t w = th->wspill[th->wspill_n - 1];
+
+		prev = wspill_cell(w) + wspill_more(w) * wspill_step(w) + 1;
+	}
 
 	if (s->wlog_mask + 1 < ctx->wlog_cap && wlog_grow(th) == 0)
 		return;
@@ -1206,7 +1261,9 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	 * A region that writes scattered cells (an FFT's butterflies, a
 	 * radix sort's scatter) would spill a word per cell and release
 	 * them at its end long after they left the cache: it splits, as
-	 * it did before there was a spill list.
+	 * it did before there was a spill list.  Scattered by the cells,
+	 * not by the words: a sweep whose unrolled stores come from two
+	 * sites in turn spills a word per store, but releases in order.
 	 */
 	if (th->wspill_scattered) {
 		thread_region_boundary(th);
@@ -1228,6 +1285,8 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 		    (atomic_load_explicit(&e->what, memory_order_relaxed) &
 		     WLOG_FREE))
 			continue;
+		jumps += prev && (first < prev || first - prev > 2);
+		prev = first;
 		if (last && first - 1 == next && e->site == run_site &&
 		    wspill_more(word) && wspill_more(word) < WSPILL_COUNT_MAX) {
 			word += 1ULL << WSPILL_COUNT_SHIFT;
@@ -1255,7 +1314,7 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	if (dirty)
 		wspill_flush(th, last, word);
 	th->region_start = start;
-	th->wspill_scattered = th->wspill_n - words > (half + 7) / 8;
+	th->wspill_scattered = jumps > (half + 7) / 8;
 }
 
 /* Give up ownership of every cell this region wrote. */
@@ -1295,6 +1354,8 @@ static void release_write_set(struct valor_thread *th)
 	}
 	th->wspill_n = 0;
 	th->wspill_scattered = false;
+	th->runs_start =
+		atomic_load_explicit(&s->runs_head, memory_order_relaxed);
 }
 
 void valor_o_region_end(struct valor_thread *th)

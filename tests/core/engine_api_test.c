@@ -1284,6 +1284,44 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 }
 
 /*
+ * A sweep by an unrolled loop of vector stores: two cells a store, from
+ * eight sites in turn (clang's -O2 with its ThreadSanitizer).  Its
+ * spilled runs are a store long, but its cells come in order: the
+ * region spills and goes on owning them all (judged by its runs, it
+ * split, and another thread's write of the first cell went unreported),
+ * and the ring of runs grows rather than lose the first cell's site.
+ */
+TEST(sweep_from_eight_sites_in_turn_spills_without_splitting)
+{
+	struct valor_params p = { .write_log_entries = 64 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	struct valor_stats st;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	/* The runtime checks a 16-byte store as its two cells. */
+	for (int i = 0; i < 2048; i++) {
+		valor_access(t1, X + 16 * i, 8, true, 40 + i % 8);
+		valor_access(t1, X + 16 * i + 8, 8, true, 40 + i % 8);
+	}
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(0, st.regions);
+	EXPECT_LT(0, st.write_log_overflows);
+
+	EXPECT_EQ(1, valor_access(t2, X + 8, 8, true, 50));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
+	EXPECT_EQ(40, s.v[0].first.site);
+	EXPECT_EQ(50, s.v[0].second.site);
+	EXPECT_EQ(0, valor_region_end(t2));
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_ctx_free(ctx);
+}
+
+/*
  * A thread's write log starts small and grows when one region's write
  * set fills it, up to write_log_entries: a region of 3,000 scattered
  * writes under a limit of 4,096 neither spills nor splits, and keeps
