@@ -94,6 +94,7 @@
 	X(slimstate_locked_phases, "c")    \
 	X(slimstate_odd_even, "c")         \
 	X(slimstate_read_read, "c")        \
+	X(small_builtins_racy, "c")        \
 	X(spinlock, "c")                   \
 	X(stack_handoff_racy, "c")         \
 	X(stack_handoff_sync, "c")         \
@@ -512,7 +513,8 @@ static bool build_program(struct __test_metadata *_metadata,
 	argv_add(cmd, "--compiler=%s", compiler);
 	if (abi)
 		argv_add(cmd, "%s", abi);
-	argv_add(cmd, "-O1");
+	/* -O2: what programs are built with (gcc then jumps to __tsan_init). */
+	argv_add(cmd, "-O2");
 	argv_add(cmd, "-Wall");
 	argv_add(cmd, "-Werror");
 	argv_add(cmd, "-iquote");
