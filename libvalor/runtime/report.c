@@ -52,6 +52,37 @@ static uint64_t pair_key(const struct valor_conflict *c)
 	return h ? h : 1;
 }
 
+/* A string's hash, for line_key(). */
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xCBF29CE484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001B3ULL;
+	return h;
+}
+
+/*
+ * The pair again by its lines, once both sites are symbolized: a loop
+ * the compiler unrolled stores from several places of one line, and
+ * each would make a report of the same two lines.  0 if a line is
+ * unknown (the sites are then the pair).
+ */
+static uint64_t line_key(const struct rt_report *r)
+{
+	const struct rt_frame *a = r->first_top, *b = r->second_top;
+	uint64_t h;
+
+	if (!a || !b || !a->file || !b->file || !a->line || !b->line)
+		return 0;
+	h = (str_hash(a->file) ^ a->line) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 29) ^ str_hash(b->file) ^ b->line) *
+	    0xBF58476D1CE4E5B9ULL;
+	h = (h ^ (h >> 32) ^ r->c->kind ^ 0x5ULL << 56) * 0x94D049BB133111EBULL;
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
 /*
  * Whether @key is in the set; if not and @add, put it in (the caller
  * holds report_lock).  A full neighbourhood stops remembering: those
@@ -499,6 +530,11 @@ void rt_on_conflict(void *arg, const struct valor_conflict *c)
 		goto out_unlock;
 	}
 	build(&r, c, self);
+	key = line_key(&r);
+	if (key && seen_check(key, true)) {
+		atomic_fetch_add_explicit(&repeated, 1, memory_order_relaxed);
+		goto out_unlock;
+	}
 	supp = rt_suppress_match(&r);
 	if (supp) {
 		atomic_fetch_add(&rt.suppressed, 1);

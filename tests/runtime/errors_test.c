@@ -578,6 +578,45 @@ TEST_F_TIMEOUT(errors, stack_names_the_caller_of_the_accessing_function, 120)
 }
 
 /*
+ * Reports name lines, and a pair of lines is reported once: four stores
+ * on one line, each a conflict with T2's copy from another instruction,
+ * make one report under every analysis (stores_of_one_line.c).
+ */
+TEST_F_TIMEOUT(errors, one_report_per_pair_of_lines, 120)
+{
+	struct run_reports *rep = malloc(sizeof(*rep));
+	char bin[PATH_MAX], options[64], shown[4096];
+	struct run_result r;
+	int wline, rline;
+
+	ASSERT_NE(NULL, rep);
+	pathf(bin, sizeof(bin), "%s/stores_of_one_line", self->e.out);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "stores_of_one_line", "-O2",
+			     "-iquote", "$I", "-o", "$O/stores_of_one_line",
+			     "$P/stores_of_one_line.c", "$S", NULL));
+	wline = line_of(&self->e, "stores_of_one_line.c", "racy: stores");
+	rline = line_of(&self->e, "stores_of_one_line.c", "racy: copy");
+	ASSERT_LT(0, wline);
+	ASSERT_LT(0, rline);
+	for (size_t a = 0; a < sizeof(analyses) / sizeof(analyses[0]); a++) {
+		snprintf(options, sizeof(options), "analysis=%s", analyses[a]);
+		run_json(_metadata, &self->e, bin, "stores_of_one_line",
+			 options, &r, rep);
+		EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+		TH_LOG("%s: exit %d: %s", analyses[a], r.status, r.output);
+		EXPECT_EQ(1, rep->total)
+		TH_LOG("%s: %d reports: %s", analyses[a], rep->total,
+		       show_reports(rep, shown, sizeof(shown)));
+		EXPECT_TRUE(has_conflict(rep, WR, "stores_of_one_line.c", wline,
+					 "stores_of_one_line.c", rline))
+		TH_LOG("%s: no write-read conflict %d -> %d: %s", analyses[a],
+		       wline, rline, show_reports(rep, shown, sizeof(shown)));
+		run_result_free(&r);
+	}
+	free(rep);
+}
+
+/*
  * Signal handlers: one that interrupts the runtime's unguarded access
  * code runs unanalysed, so 200,000 signals whose handler writes the
  * cell the interrupted thread is updating do not hang any analysis (the
