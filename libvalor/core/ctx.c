@@ -101,6 +101,17 @@ err_free:
 	return NULL;
 }
 
+/* A slot's ring and the rings it replaced that readers kept alive. */
+static void free_rings(struct wlog_ring *r)
+{
+	while (r) {
+		struct wlog_ring *older = r->older;
+
+		eng_free(r);
+		r = older;
+	}
+}
+
 void valor_ctx_free(struct valor_ctx *ctx)
 {
 	if (!ctx)
@@ -113,22 +124,8 @@ void valor_ctx_free(struct valor_ctx *ctx)
 		valor_thread_forget(th);
 	}
 	for (uint32_t i = 0; i < ctx->nslots; i++) {
-		struct wlog_ring *r = atomic_load(&ctx->slots[i].wlog);
-
-		while (r) {
-			struct wlog_ring *older = r->older;
-
-			eng_free(r);
-			r = older;
-		}
-		struct runs_ring *runs = atomic_load(&ctx->slots[i].runs);
-
-		while (runs) {
-			struct runs_ring *older = runs->older;
-
-			eng_free(runs);
-			runs = older;
-		}
+		free_rings(atomic_load(&ctx->slots[i].wlog));
+		free_rings(atomic_load(&ctx->slots[i].runs));
 		eng_free(ctx->slots[i].occ);
 	}
 	sync_table_free(ctx->sync);

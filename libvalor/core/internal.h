@@ -97,12 +97,6 @@ struct wlog_ring {
 
 #define WLOG_FIRST_ENTRIES 1024U
 
-struct runs_ring {
-	uint64_t cap; /* entries, a power of two */
-	struct runs_ring *older; /* the ring this one replaced */
-	struct wlog_entry e[];
-};
-
 /*
  * A thread slot: the small integer an epoch or an owner field names.
  * Slots outlive their threads: the clock continues across occupants so
@@ -125,7 +119,7 @@ struct slot {
 	 * which the occupant doubles rather than overwrite a run of its
 	 * open region, and replaces as it does the write log's.
 	 */
-	struct runs_ring *_Atomic runs;
+	struct wlog_ring *_Atomic runs;
 	_Atomic uint64_t runs_head;
 	/*
 	 * FastRCD and FastTrack: the slot's occupants in order, each from

@@ -140,7 +140,7 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 		struct wlog_ring *r =
 			eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
 
-		struct runs_ring *runs = eng_calloc(
+		struct wlog_ring *runs = eng_calloc(
 			1, sizeof(*runs) + WSPILL_RUNS * sizeof(runs->e[0]));
 
 		if (!r || !runs) {

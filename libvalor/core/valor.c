@@ -997,22 +997,10 @@ static void release_cell(struct valor_thread *th, shadow_word *p)
  * owner may be extending the newest run meanwhile: a count read short
  * only misses the cell.
  */
-/* A ring's entry into the ring replacing it, before anyone sees that. */
-static void entry_copy(struct wlog_entry *to, const struct wlog_entry *from)
-{
-	atomic_init(&to->cell,
-		    atomic_load_explicit(&from->cell, memory_order_relaxed));
-	atomic_init(&to->what,
-		    atomic_load_explicit(&from->what, memory_order_relaxed));
-	to->site = from->site;
-	to->region = from->region;
-	to->tid = from->tid;
-}
-
 static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
 		      uint64_t skip_tid, struct valor_access_info *out)
 {
-	struct runs_ring *r;
+	struct wlog_ring *r;
 	uint64_t head, n;
 	bool found = false;
 
@@ -1043,39 +1031,63 @@ static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
 }
 
 /*
- * The open region's runs fill the ring: double it, so that a report
- * still names the site of each cell the region owns.  The region's
- * spill list is bounded (WSPILL_MAX words, a run each at most), and so
- * is the ring.  False when it cannot grow: the oldest run is then
- * overwritten, and a report names the writing thread only.
+ * Double the ring at @ring, of which the entries below @head are kept:
+ * each moves to the place its index has in the bigger ring, which is
+ * then published.  A reader that loaded the old ring (wlog_find() and
+ * runs_find() count themselves in ctx->wlog_readers first) goes on
+ * reading it, and it is kept until the context ends; with no reader it
+ * is freed at once.  NULL without memory.
  */
-static bool runs_grow(struct valor_thread *th, struct slot *s, uint64_t head)
+static struct wlog_ring *ring_double(struct valor_ctx *ctx,
+				     struct wlog_ring *_Atomic *ring,
+				     uint64_t head)
 {
-	struct runs_ring *old =
-		atomic_load_explicit(&s->runs, memory_order_relaxed);
+	struct wlog_ring *old =
+		atomic_load_explicit(ring, memory_order_relaxed);
 	uint64_t cap = 2 * old->cap;
-	struct runs_ring *r;
+	uint64_t n = head < old->cap ? head : old->cap;
+	struct wlog_ring *r = eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
 
-	if (cap > WSPILL_MAX)
-		return false;
-	r = eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
 	if (!r)
-		return false;
+		return NULL;
 	r->cap = cap;
 	r->older = old;
-	for (uint64_t i = head - old->cap; i != head; i++) {
+	for (uint64_t i = head - n; i != head; i++) {
 		const struct wlog_entry *from = &old->e[i & (old->cap - 1)];
 		struct wlog_entry *to = &r->e[i & (cap - 1)];
 
-		entry_copy(to, from);
+		atomic_init(&to->cell,
+			    atomic_load_explicit(&from->cell,
+						 memory_order_relaxed));
+		atomic_init(&to->what,
+			    atomic_load_explicit(&from->what,
+						 memory_order_relaxed));
+		to->site = from->site;
+		to->region = from->region;
+		to->tid = from->tid;
 	}
-	atomic_store(&s->runs, r);
-	/* Nobody reading: nobody can have loaded the old ring (runs_find()). */
-	if (!atomic_load(&th->ctx->wlog_readers)) {
+	atomic_store(ring, r);
+	if (!atomic_load(&ctx->wlog_readers)) {
 		r->older = old->older;
 		eng_free(old);
 	}
-	return true;
+	return r;
+}
+
+/*
+ * The open region's runs fill the ring: double it, so that a report
+ * still names the site of each cell the region owns.  The region's
+ * spill list is bounded (WSPILL_MAX words, a run each at most), and so
+ * is the ring.  NULL when it cannot grow: the oldest run is then
+ * overwritten, and a report names the writing thread only.
+ */
+static struct wlog_ring *runs_grow(struct valor_thread *th, struct slot *s,
+				   uint64_t head)
+{
+	if (2 * atomic_load_explicit(&s->runs, memory_order_relaxed)->cap >
+	    WSPILL_MAX)
+		return NULL;
+	return ring_double(th->ctx, &s->runs, head);
 }
 
 /* Room for one more word on the spill list, or false. */
@@ -1168,7 +1180,7 @@ static void wspill_publish(struct valor_thread *th, enum wspill_result r,
 	uint64_t head =
 		atomic_load_explicit(&s->runs_head, memory_order_relaxed);
 	uint64_t word = th->wspill[th->wspill_n - 1];
-	struct runs_ring *ring =
+	struct wlog_ring *ring =
 		atomic_load_explicit(&s->runs, memory_order_relaxed);
 	struct wlog_entry *run;
 
@@ -1179,8 +1191,12 @@ static void wspill_publish(struct valor_thread *th, enum wspill_result r,
 				word, memory_order_release);
 		return;
 	}
-	if (head - th->runs_start >= ring->cap && runs_grow(th, s, head))
-		ring = atomic_load_explicit(&s->runs, memory_order_relaxed);
+	if (head - th->runs_start >= ring->cap) {
+		struct wlog_ring *bigger = runs_grow(th, s, head);
+
+		if (bigger)
+			ring = bigger;
+	}
 	run = &ring->e[head & (ring->cap - 1)];
 	atomic_store_explicit(&run->cell, 0, memory_order_relaxed);
 	run->site = e->site;
@@ -1206,32 +1222,14 @@ static void wspill_flush(struct valor_thread *th, uint64_t *last, uint64_t word)
 static int wlog_grow(struct valor_thread *th)
 {
 	struct slot *s = &th->ctx->slots[th->slot];
-	struct wlog_ring *old =
-		atomic_load_explicit(&s->wlog, memory_order_relaxed);
-	uint64_t cap = 2 * old->cap;
-	uint64_t head =
-		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	uint64_t n = head < old->cap ? head : old->cap;
-	struct wlog_ring *r = eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
+	struct wlog_ring *r = ring_double(
+		th->ctx, &s->wlog,
+		atomic_load_explicit(&s->wlog_head, memory_order_relaxed));
 
 	if (!r)
 		return -ENOMEM;
-	r->cap = cap;
-	r->older = old;
-	for (uint64_t i = head - n; i != head; i++) {
-		const struct wlog_entry *from = &old->e[i & (old->cap - 1)];
-		struct wlog_entry *to = &r->e[i & (cap - 1)];
-
-		entry_copy(to, from);
-	}
-	s->wlog_mask = cap - 1;
-	s->wlog_room = wlog_room(th->ctx, cap);
-	atomic_store(&s->wlog, r);
-	/* Nobody reading: nobody can have loaded the old ring (wlog_find()). */
-	if (!atomic_load(&th->ctx->wlog_readers)) {
-		r->older = old->older;
-		eng_free(old);
-	}
+	s->wlog_mask = r->cap - 1;
+	s->wlog_room = wlog_room(th->ctx, r->cap);
 	return 0;
 }
 
@@ -1243,12 +1241,6 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	uint64_t *last = NULL, word = 0, next = 0, run_site = 0;
 	uint64_t prev = 0, jumps = 0; /* cell + 1 of the entry before */
 	bool dirty = false;
-
-	if (th->wspill_n) {
-		uint64_t w = th->wspill[th->wspill_n - 1];
-
-		prev = wspill_cell(w) + wspill_more(w) * wspill_step(w) + 1;
-	}
 
 	if (s->wlog_mask + 1 < ctx->wlog_cap && wlog_grow(th) == 0)
 		return;
@@ -1262,12 +1254,18 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	 * radix sort's scatter) would spill a word per cell and release
 	 * them at its end long after they left the cache: it splits, as
 	 * it did before there was a spill list.  Scattered by the cells,
-	 * not by the words: a sweep whose unrolled stores come from two
+	 * not by the words: a sweep whose unrolled stores come from several
 	 * sites in turn spills a word per store, but releases in order.
 	 */
 	if (th->wspill_scattered) {
 		thread_region_boundary(th);
 		return;
+	}
+	/* Cells come on from where the list's newest run ended. */
+	if (th->wspill_n) {
+		uint64_t w = th->wspill[th->wspill_n - 1];
+
+		prev = wspill_cell(w) + wspill_more(w) * wspill_step(w) + 1;
 	}
 	/*
 	 * A sweep continues the newest run cell after cell: that is done

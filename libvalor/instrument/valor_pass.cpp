@@ -1016,6 +1016,13 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	 * where to check: the runtime checks the bytes the nest describes,
 	 * block or not.
 	 */
+	/* A stride's size: a walk down a constant stride is as dense. */
+	auto Magnitude = [&](const SCEV *S) {
+		if (auto *SC = dyn_cast<SCEVConstant>(S))
+			if (SC->getAPInt().isNegative())
+				return SE.getNegativeSCEV(S);
+		return S;
+	};
 	auto Dense = [&](const Nest &N) {
 		const SCEV *Extent = SE.getConstant(IntPtr, N.Size);
 		SmallVector<bool, 3> Used(N.Dims.size(), false);
@@ -1024,13 +1031,10 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		for (bool Progress = true; Progress && Left;) {
 			Progress = false;
 			for (unsigned I = 0; I < N.Dims.size(); I++) {
-				const SCEV *S = N.Dims[I].first;
+				const SCEV *S = Magnitude(N.Dims[I].first);
 
 				if (Used[I])
 					continue;
-				if (auto *SC = dyn_cast<SCEVConstant>(S))
-					if (SC->getAPInt().isNegative())
-						S = SE.getNegativeSCEV(S);
 				if (!SE.isKnownPredicate(ICmpInst::ICMP_ULE, S,
 							 Extent))
 					continue;
@@ -1053,15 +1057,10 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	auto Merges = [&](const Nest &N) {
 		const SCEV *Size = SE.getConstant(IntPtr, N.Size);
 
-		for (auto &D : N.Dims) {
-			const SCEV *S = D.first;
-
-			if (auto *SC = dyn_cast<SCEVConstant>(S))
-				if (SC->getAPInt().isNegative())
-					S = SE.getNegativeSCEV(S);
-			if (SE.isKnownPredicate(ICmpInst::ICMP_ULE, S, Size))
+		for (auto &D : N.Dims)
+			if (SE.isKnownPredicate(ICmpInst::ICMP_ULE,
+						Magnitude(D.first), Size))
 				return true;
-		}
 		return false;
 	};
 

@@ -78,6 +78,7 @@ static uint64_t line_key(const struct rt_report *r)
 	h = (str_hash(a->file) ^ a->line) * 0x9E3779B97F4A7C15ULL;
 	h = (h ^ (h >> 29) ^ str_hash(b->file) ^ b->line) *
 	    0xBF58476D1CE4E5B9ULL;
+	/* The high bits keep line keys apart from pair_key()'s. */
 	h = (h ^ (h >> 32) ^ r->c->kind ^ 0x5ULL << 56) * 0x94D049BB133111EBULL;
 	h ^= h >> 31;
 	return h ? h : 1;
