@@ -69,15 +69,6 @@ struct hb_cell {
 _Static_assert(sizeof(struct hb_cell) == 1U << HB_CELL_SHIFT,
 	       "an hb_cell is the shadow record of a cell");
 
-static inline void hb_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /* Take the cell's lock; returns the head as it was, unlocked. */
 static inline uint64_t hb_cell_lock(struct hb_cell *c)
 {
@@ -89,7 +80,7 @@ static inline uint64_t hb_cell_lock(struct hb_cell *c)
 			    &c->head, &h, h | HB_LOCKED, memory_order_acquire,
 			    memory_order_relaxed))
 			return h;
-		hb_cpu_relax();
+		eng_cpu_relax();
 		h = atomic_load_explicit(&c->head, memory_order_relaxed);
 	}
 }

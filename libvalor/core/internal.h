@@ -104,6 +104,14 @@ struct wlog_ring {
  */
 struct slot {
 	_Atomic uint64_t clock; /* current region / own VC entry */
+	/*
+	 * Valor: the occupant's release walk stores without a lock prefix
+	 * while @releasing, and starts only with no @meddlers, the threads
+	 * between announcing and finishing a CAS over a word in which the
+	 * occupant's region owns bytes (valor.c, "Release without locks").
+	 */
+	_Atomic uint32_t releasing;
+	_Atomic uint32_t meddlers;
 	_Atomic uint64_t tid; /* logical id of the last occupant */
 	uint64_t final_clock; /* clock at the last occupant's exit */
 	bool used; /* has ever had an occupant */
@@ -449,6 +457,7 @@ struct valor_ctx {
 	_Atomic uint32_t nlive; /* created and not exited */
 	_Atomic uint64_t njoined; /* threads valor_thread_join() took */
 	_Atomic uint32_t wlog_readers; /* threads reading another's ring */
+	_Atomic uint64_t meddle_waits; /* CASes that waited out a release walk */
 	uint32_t nroots; /* created without a parent */
 
 	struct sync_table *sync; /* FastTrack: sync object clocks */
@@ -462,6 +471,12 @@ static inline uint64_t wlog_room(const struct valor_ctx *ctx, uint64_t cap)
 
 /* ctx.c */
 void thread_stats_add(struct thread_stats *to, const struct thread_stats *s);
+
+/*
+ * valor.c: NULL but in tests, called between a release walk's load and
+ * store of a compact cell word it owns (tests/core/release_walk_test.c).
+ */
+extern void (*eng_release_walk_hook)(struct valor_thread *th, uint64_t cell);
 
 /* thread.c */
 void thread_region_boundary(struct valor_thread *th);

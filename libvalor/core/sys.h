@@ -45,6 +45,16 @@ static inline void eng_free(void *p)
 	__libc_free(p);
 }
 
+/* A spin-wait's pause. */
+static inline void eng_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 /*
  * A mutex on a futex: 0 free, 1 locked, 2 locked with waiters.  Only
  * slow paths take it (thread creation, metadata allocation, FastTrack's

@@ -220,9 +220,97 @@ static void report_eager(struct valor_thread *th, uint32_t kind, uint64_t cell,
 	report(th, &th->eager, kind, cell, mask, &first, &second, false);
 }
 
+/* --- release without locks */
+
+/*
+ * A region end gives up the cells the region owns.  Done with a CAS per
+ * cell, that was a quarter of lu's time and an eighth of fft's, radix's
+ * and ocean's: the region's own words change under it only where another
+ * thread replaces one in which it owns bytes (refining the cell to write
+ * other bytes of it, a conflicting write of a byte, a free), so a large
+ * release walks with plain stores, and those replacements keep out of
+ * the walk instead.  The occupant announces the walk (slot->releasing)
+ * and waits for no meddler; a meddler announces itself (slot->meddlers)
+ * and backs off if the owner walks.  Each side stores its flag and then
+ * loads the other's, both sequentially consistent, so at least one sees
+ * the other: no CAS over the owner's word falls between the walk's load
+ * of that word and its store, and no refined block such a CAS frees is
+ * walked.  The meddler holds its announcement over one CAS only, and
+ * waits holding none, so the two never wait for each other.
+ */
+
+/* A write set this large is released by a walk: a CAS costs about a fence. */
+#define RELEASE_WALK_MIN 16U
+
+void (*eng_release_walk_hook)(struct valor_thread *th, uint64_t cell);
+
+/*
+ * Before a CAS over a word in which the regions of @owners (slots, 0
+ * ends the list) own bytes: false after waiting out a walk of one of
+ * them, when the caller loads the word again and starts over.
+ */
+static __attribute__((noinline, cold)) bool
+meddle_begin(struct valor_thread *th, const uint32_t *owners, unsigned n)
+{
+	struct slot *slots = th->ctx->slots;
+
+	for (unsigned i = 0; i < n; i++)
+		atomic_fetch_add(&slots[owners[i]].meddlers, 1);
+	for (unsigned i = 0; i < n; i++) {
+		struct slot *s = &slots[owners[i]];
+
+		if (!atomic_load(&s->releasing))
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			atomic_fetch_sub(&slots[owners[k]].meddlers, 1);
+		atomic_fetch_add_explicit(&th->ctx->meddle_waits, 1,
+					  memory_order_relaxed);
+		while (atomic_load_explicit(&s->releasing,
+					    memory_order_acquire))
+			eng_cpu_relax();
+		return false;
+	}
+	return true;
+}
+
+static void meddle_end(struct valor_thread *th, const uint32_t *owners,
+		       unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		atomic_fetch_sub_explicit(&th->ctx->slots[owners[i]].meddlers,
+					  1, memory_order_release);
+}
+
+/*
+ * CAS @p from *@w to @nw, where @owner's region (0: none, or ours) owns
+ * bytes of *@w.  As a failed CAS, false leaves the current word in *@w.
+ */
+static bool cas_over(struct valor_thread *th, shadow_word *p, uint64_t *w,
+		     uint64_t nw, uint32_t owner)
+{
+	bool done;
+
+	if (!owner || owner == th->slot)
+		return atomic_compare_exchange_strong(p, w, nw);
+	if (!meddle_begin(th, &owner, 1)) {
+		*w = atomic_load(p);
+		return false;
+	}
+	done = atomic_compare_exchange_strong(p, w, nw);
+	meddle_end(th, &owner, 1);
+	return done;
+}
+
+/* The slot of another region that owns bytes of compact word @w, or 0. */
+static uint32_t other_owner(const struct valor_thread *th, uint64_t w)
+{
+	return (w & VW_ACTIVE) && vw_slot(w) != th->slot ? vw_slot(w) : 0;
+}
+
 /* --- refinement */
 
-static bool refine(struct valor_thread *th, shadow_word *p, uint64_t w)
+static __attribute__((noinline)) bool refine(struct valor_thread *th,
+					     shadow_word *p, uint64_t w)
 {
 	struct valor_ctx *ctx = th->ctx;
 	shadow_word *blk = arena_alloc(&ctx->arena, 8 * sizeof(*blk));
@@ -234,8 +322,8 @@ static bool refine(struct valor_thread *th, shadow_word *p, uint64_t w)
 
 		atomic_init(&blk[b], vw_make(s.ver, s.slot, s.active, 0, 0));
 	}
-	if (!atomic_compare_exchange_strong(
-		    p, &w, ((uint64_t)(uintptr_t)blk << 8) | VW_REFINED)) {
+	if (!cas_over(th, p, &w, ((uint64_t)(uintptr_t)blk << 8) | VW_REFINED,
+		      other_owner(th, w))) {
 		arena_free(&ctx->arena, blk, 8 * sizeof(*blk));
 		return true; /* someone else changed it: the caller retries */
 	}
@@ -264,7 +352,7 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 			if ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot)
 				goto next_byte;
 			nw = vw_make(vw_ver(bw) + 1, th->slot, true, 0, 0);
-		} while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
+		} while (!cas_over(th, &blk[b], &bw, nw, other_owner(th, bw)));
 		th->st.version_bumps++;
 		newly_owned |= 1U << b;
 		new_ver[b] = vw_ver(nw);
@@ -958,25 +1046,52 @@ static bool rlog_may_hold(const struct valor_thread *th, uint64_t first,
 	return false;
 }
 
-/* Our region's ownership of the cell at @p (or of its bytes) ends. */
-static void release_cell(struct valor_thread *th, shadow_word *p)
+/*
+ * Our region's ownership of the cell at @p (or of its bytes) ends: by
+ * CAS, or by plain stores within a release walk (@walking: no other
+ * thread replaces the word meanwhile), calling @hook, if any, between
+ * the load and the store of a compact word.
+ */
+static inline __attribute__((always_inline)) void
+release_cell_as(struct valor_thread *th, shadow_word *p, uint64_t cell,
+		bool walking, void (*hook)(struct valor_thread *, uint64_t))
 {
 	uint64_t w = atomic_load_explicit(p, memory_order_acquire);
 
-	/* Another thread may refine the cell under us: re-check. */
-	while (!vw_refined(w) && (w & VW_ACTIVE) && vw_slot(w) == th->slot &&
-	       !atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
-		;
+	/* Without a walk, another thread may refine the cell under us. */
+	while (!vw_refined(w) && (w & VW_ACTIVE) && vw_slot(w) == th->slot) {
+		if (walking) {
+			if (hook)
+				hook(th, cell);
+			atomic_store_explicit(p, w & ~VW_ACTIVE,
+					      memory_order_release);
+			return;
+		}
+		if (atomic_compare_exchange_weak(p, &w, w & ~VW_ACTIVE))
+			return;
+	}
 	if (!vw_refined(w))
 		return;
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		shadow_word *bp = &vw_block(w)[b];
-		uint64_t bw = atomic_load(bp);
+		uint64_t bw = atomic_load_explicit(bp, memory_order_acquire);
 
-		while ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot &&
-		       !atomic_compare_exchange_weak(bp, &bw, bw & ~VW_ACTIVE))
-			;
+		while ((bw & VW_ACTIVE) && vw_slot(bw) == th->slot) {
+			if (walking) {
+				atomic_store_explicit(bp, bw & ~VW_ACTIVE,
+						      memory_order_release);
+				break;
+			}
+			if (atomic_compare_exchange_weak(bp, &bw,
+							 bw & ~VW_ACTIVE))
+				break;
+		}
 	}
+}
+
+static void release_cell(struct valor_thread *th, shadow_word *p)
+{
+	release_cell_as(th, p, 0, false, NULL);
 }
 
 /*
@@ -1322,7 +1437,15 @@ static void release_write_set(struct valor_thread *th)
 	struct slot *s = &ctx->slots[th->slot];
 	uint64_t head =
 		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
+	bool walking = head - th->region_start + th->wspill_n >=
+		       RELEASE_WALK_MIN;
+	void (*hook)(struct valor_thread *, uint64_t) = eng_release_walk_hook;
 
+	if (walking) {
+		atomic_store(&s->releasing, 1);
+		while (atomic_load(&s->meddlers))
+			eng_cpu_relax();
+	}
 	for (uint64_t i = th->region_start; i != head; i++) {
 		struct wlog_entry *e = wlog_at(s, i);
 		uint64_t cell =
@@ -1336,7 +1459,7 @@ static void release_write_set(struct valor_thread *th)
 		p = shadow_peek(&ctx->shadow, cell);
 		if (!p)
 			continue;
-		release_cell(th, p);
+		release_cell_as(th, p, cell, walking, hook);
 	}
 	th->region_start = head;
 	for (uint32_t i = 0; i < th->wspill_n; i++) {
@@ -1347,9 +1470,11 @@ static void release_write_set(struct valor_thread *th)
 			shadow_word *p = shadow_peek(&ctx->shadow, cell);
 
 			if (p)
-				release_cell(th, p);
+				release_cell_as(th, p, cell, walking, hook);
 		}
 	}
+	if (walking)
+		atomic_store_explicit(&s->releasing, 0, memory_order_release);
 	th->wspill_n = 0;
 	th->wspill_scattered = false;
 	th->runs_start =
@@ -1388,8 +1513,10 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		return;
 	w = atomic_load_explicit(p, memory_order_acquire);
 	for (;;) {
-		uint32_t owner[CELL_SIZE] = { 0 };
+		uint32_t owner[CELL_SIZE] = { 0 }, owners[CELL_SIZE];
+		unsigned nown;
 		uint64_t top = 0;
+		bool any_owner = false, done;
 
 		if (m != 0xff) {
 			/* Part of a cell: per byte. */
@@ -1404,25 +1531,44 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		/* The whole cell: becomes uniform, one past every byte. */
 		if (!vw_refined(w) && !(w & VW_NMASK)) {
 			/* Uniform already: one version, one possible owner. */
-			if ((w & VW_ACTIVE) && vw_slot(w) != th->slot)
+			if ((w & VW_ACTIVE) && vw_slot(w) != th->slot) {
 				for (unsigned b = 0; b < CELL_SIZE; b++)
 					owner[b] = vw_slot(w);
+				any_owner = true;
+			}
 			top = vw_ver(w);
 		} else {
 			for (unsigned b = 0; b < CELL_SIZE; b++) {
 				struct byte_state s =
 					vw_byte(byte_word(w, b), b);
 
-				if (s.active && s.slot != th->slot)
+				if (s.active && s.slot != th->slot) {
 					owner[b] = s.slot;
+					any_owner = true;
+				}
 				/* Versions of one cell are close: modular. */
 				if (b == 0 ||
 				    ver_distance(s.ver, top) < VW_VER_MASK / 2)
 					top = s.ver;
 			}
 		}
-		if (!atomic_compare_exchange_weak(
-			    p, &w, vw_make(top + 1, th->slot, false, 0, 0)))
+		nown = 0;
+		for (unsigned b = 0; b < CELL_SIZE && any_owner; b++) {
+			unsigned k = 0;
+
+			while (k < nown && owners[k] != owner[b])
+				k++;
+			if (owner[b] && k == nown)
+				owners[nown++] = owner[b];
+		}
+		if (nown && !meddle_begin(th, owners, nown)) {
+			w = atomic_load(p);
+			continue;
+		}
+		done = atomic_compare_exchange_strong(
+			p, &w, vw_make(top + 1, th->slot, false, 0, 0));
+		meddle_end(th, owners, nown);
+		if (!done)
 			continue;
 		th->st.version_bumps++;
 		if (vw_refined(w))
@@ -1448,7 +1594,7 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		bw = atomic_load(&blk[b]);
 		do
 			nw = vw_make(vw_ver(bw) + 1, th->slot, false, 0, 0);
-		while (!atomic_compare_exchange_weak(&blk[b], &bw, nw));
+		while (!cas_over(th, &blk[b], &bw, nw, other_owner(th, bw)));
 		th->st.version_bumps++;
 		if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot) {
 			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
