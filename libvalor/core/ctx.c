@@ -54,6 +54,7 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 	if (cap & (cap - 1))
 		cap = 1U << (32 - __builtin_clz(cap));
 	ctx->wlog_cap = cap;
+	ctx->cas_pair = eng_has_cas_pair();
 
 	err = -ENOMEM;
 	ctx->nslots = ctx->p.max_threads + 1;

@@ -458,6 +458,7 @@ struct valor_ctx {
 	_Atomic uint64_t njoined; /* threads valor_thread_join() took */
 	_Atomic uint32_t wlog_readers; /* threads reading another's ring */
 	_Atomic uint64_t meddle_waits; /* CASes that waited out a release walk */
+	bool cas_pair; /* eng_cas_pair() works here */
 	uint32_t nroots; /* created without a parent */
 
 	struct sync_table *sync; /* FastTrack: sync object clocks */

@@ -14,10 +14,15 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 /* glibc's allocator itself, below any interposed malloc. */
 extern void *__libc_malloc(size_t size);
@@ -43,6 +48,42 @@ static inline void *eng_realloc(void *p, size_t size)
 static inline void eng_free(void *p)
 {
 	__libc_free(p);
+}
+
+/*
+ * CAS of the two 8-byte words at @p (16-byte aligned) from @o0, @o1 to
+ * @n0, @n1 at once; only where eng_has_cas_pair() says so.  Other threads
+ * may CAS or load either word on its own meanwhile: the instruction is
+ * atomic against those too.
+ */
+static inline bool eng_cas_pair(_Atomic uint64_t *p, uint64_t o0, uint64_t o1,
+				uint64_t n0, uint64_t n1)
+{
+#if defined(__x86_64__)
+	bool done;
+
+	__asm__ __volatile__("lock cmpxchg16b %1"
+			     : "=@ccz"(done),
+			       "+m"(*(volatile unsigned __int128 *)p), "+a"(o0),
+			       "+d"(o1)
+			     : "b"(n0), "c"(n1)
+			     : "memory");
+	return done;
+#else
+	(void)p, (void)o0, (void)o1, (void)n0, (void)n1;
+	return false;
+#endif
+}
+
+static inline bool eng_has_cas_pair(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_CMPXCHG16B);
+#else
+	return false;
+#endif
 }
 
 /* A spin-wait's pause. */

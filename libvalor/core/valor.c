@@ -650,6 +650,7 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 				.tid = th->tid };
 	shadow_word *p = NULL;
 	uint64_t start = cell, n = 0;
+	bool pairs = th->ctx->cas_pair;
 
 	for (; cell < end; cell++) {
 		uint64_t w;
@@ -677,6 +678,26 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 		/* A run's word is reserved before its first cell is taken. */
 		if (!n && !wspill_room(th))
 			break;
+		/* Two cells a lock prefix (lu -18%): an even cell, 16 bytes. */
+		if (pairs && !(cell & 1) && cell + 1 < end &&
+		    n + 2 <= WSPILL_COUNT_MAX) {
+			uint64_t w1 = atomic_load_explicit(
+				p + 1, memory_order_acquire);
+
+			if (!(w1 & (VW_ACTIVE | VW_NMASK)) &&
+			    eng_cas_pair(
+				    p, w, w1,
+				    vw_after_first_write(w, th->slot, 0xff),
+				    vw_after_first_write(w1, th->slot, 0xff))) {
+				th->st.version_bumps += 2;
+				if (!n)
+					start = cell;
+				n += 2;
+				cell++;
+				p++;
+				continue;
+			}
+		}
 		if (!atomic_compare_exchange_strong_explicit(
 			    p, &w, vw_after_first_write(w, th->slot, 0xff),
 			    memory_order_acq_rel, memory_order_acquire))

@@ -34,11 +34,49 @@ PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
 static inline __attribute__((always_inline)) uintptr_t
 skip_owned(struct valor_thread *th, uintptr_t a, uintptr_t end)
 {
+	/* A whole cell the region owns, all bytes current, not refined. */
+	const uint64_t mask = VW_ACTIVE | VW_SLOT_MASK << VW_SLOT_SHIFT |
+			      VW_NMASK;
+	const uint64_t ours = VW_ACTIVE | (uint64_t)th->slot << VW_SLOT_SHIFT;
+
 	while (a < end) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
+		uint64_t cell = a >> CELL_SHIFT, n;
 		shadow_word *p = NULL;
 		uint64_t w = 0;
 
+		/*
+		 * Whole cells of one leaf four words at a time, with no
+		 * branch per word: half of an FFT's range calls were this
+		 * look, a word at a time.
+		 */
+		n = ((cell | (SHADOW_LEAF_WORDS - 1)) + 1) - cell;
+		if (n > (end - a) >> CELL_SHIFT)
+			n = (end - a) >> CELL_SHIFT;
+		if (!(a & (CELL_SIZE - 1)) && n >= 4) {
+			shadow_word *leaf =
+				shadow_fast_leaf(rt_shadow_top, a, CELL_SIZE);
+			uint64_t k = 0;
+
+			if (!leaf)
+				break;
+			p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+			for (; k + 4 <= n; k += 4) {
+				uint64_t off = 0;
+
+				for (unsigned i = 0; i < 4; i++)
+					off |= atomic_load_explicit(
+						       &p[k + i],
+						       memory_order_acquire) ^
+					       ours;
+				if (off & mask)
+					break;
+			}
+			if (k) {
+				a += k << CELL_SHIFT;
+				continue;
+			}
+		}
 		if (next > end)
 			next = end;
 		if (valor_o_fast_check(th, rt_shadow_top, a, next - a, true,

@@ -469,6 +469,45 @@ TEST(shadow_version_counts_region_first_writes)
 	valor_ctx_free(ctx);
 }
 
+/*
+ * A write of many cells takes them in place, even cells two at a time:
+ * each cell gets one past its own version, once per region, whether it
+ * was taken in a pair or alone, and keeps its place in the pair.
+ */
+TEST(a_long_write_takes_each_cell_once_in_pairs_or_alone)
+{
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = golden_valor_ctx_two_threads(&t1, &t2);
+	uint64_t v;
+
+	ASSERT_NE(NULL, ctx);
+	v = valor_shadow_version(ctx, X);
+	/* Cell X + 24 is a write ahead of its neighbours. */
+	valor_access(t2, X + 24, 8, true, 1);
+	EXPECT_EQ(0, valor_region_end(t2));
+	/* Five cells from an odd one: alone, two pairs. */
+	valor_access(t1, X + 8, 40, true, 2);
+	valor_access(t1, X + 8, 40, true, 3);
+	for (int b = 8; b < 48; b++) {
+		EXPECT_EQ(b >= 24 && b < 32 ? v + 2 : v + 1,
+			  valor_shadow_version(ctx, X + b))
+		{
+			TH_LOG("byte %d", b);
+		}
+	}
+	EXPECT_EQ(v, valor_shadow_version(ctx, X));
+	EXPECT_EQ(v, valor_shadow_version(ctx, X + 48));
+	/* Owned: another thread's read of each of them conflicts. */
+	for (int c = 8; c < 48; c += 8)
+		EXPECT_EQ(1, valor_access(t2, X + c, 8, false, 4));
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_access(t1, X + 8, 40, true, 5);
+	for (int b = 8; b < 48; b++)
+		EXPECT_EQ(b >= 24 && b < 32 ? v + 3 : v + 2,
+			  valor_shadow_version(ctx, X + b));
+	valor_ctx_free(ctx);
+}
+
 static struct valor_stats stats_of(struct valor_ctx *ctx)
 {
 	struct valor_stats st;

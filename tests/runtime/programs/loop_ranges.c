@@ -17,6 +17,7 @@
 
 int a[N];
 long sum;
+volatile int first;
 
 __attribute__((noinline)) static void fill(int *p, int n, int v)
 {
@@ -36,6 +37,12 @@ __attribute__((noinline)) static long add_up(const int *p, int n)
 static void *t1_fn(void *arg)
 {
 	(void)arg;
+	/*
+	 * A read first, so that the array's shadow exists when the write
+	 * range looks for cells the region owns (a fast look that wrongly
+	 * skipped them would otherwise never run).
+	 */
+	first = a[0];
 	fill(a, N / 2, 1);
 	sched_done(1);
 	sched_wait(2);
