@@ -151,7 +151,7 @@ struct Access {
 struct Stats {
 	unsigned Checked = 0, Elided = 0, Ranges = 0, Vptrs = 0;
 	unsigned Coalesced = 0, LoopRanges = 0, WritesAtReads = 0;
-	unsigned Atomics = 0, MemOps = 0, Locals = 0;
+	unsigned Atomics = 0, MemOps = 0, Locals = 0, NoSync = 0;
 };
 
 /* Memory orders of the tsan ABI (C11's, in its order). */
@@ -238,6 +238,7 @@ class Instrumenter {
 	SmallVector<CallInst *, 64> ToInline;
 
 	bool instrumentFunction(Function &F);
+	void markNoSync();
 	bool isLocal(const Value *Obj);
 	bool mayBeShared(Value *Ptr, bool IsWrite);
 	bool elide(Function &F, SmallVectorImpl<Access> &Accesses);
@@ -1745,6 +1746,55 @@ void Instrumenter::markModule()
 	appendToCompilerUsed(M, { Ver });
 }
 
+/*
+ * Functions of this module that cannot synchronize get the nosync
+ * attribute, so that a loop calling them is still one region
+ * (maySync()).  LLVM infers nosync itself, but not through the math
+ * library, whose functions may set errno: blackscholes' pricing
+ * function, called in its loop over options, made that loop's reads a
+ * check each.  A function qualifies when no instruction of it may
+ * sync, calls to other qualifying functions included (recursion too: the
+ * set shrinks from all of them until nothing changes).  One that
+ * another definition may replace at run time does not.
+ */
+void Instrumenter::markNoSync()
+{
+	SmallPtrSet<Function *, 32> Cand;
+	bool Shrunk = true;
+	bool Pic = M.getPICLevel() != PICLevel::NotPIC;
+
+	for (Function &F : M)
+		if (!F.isDeclaration() && !F.isInterposable() &&
+		    !F.hasFnAttribute(Attribute::NoSync) &&
+		    (F.hasLocalLinkage() || F.isDSOLocal() || !Pic))
+			Cand.insert(&F);
+	for (Function *F : Cand)
+		F->addFnAttr(
+			Attribute::NoSync); /* optimistic, until disproved */
+	while (Shrunk) {
+		Shrunk = false;
+		for (Function &F : M) {
+			if (!Cand.count(&F))
+				continue;
+			const TargetLibraryInfo &TLI =
+				FAM.getResult<TargetLibraryAnalysis>(F);
+			bool Sync = false;
+
+			for (Instruction &I : instructions(F))
+				if (maySync(I, TLI)) {
+					Sync = true;
+					break;
+				}
+			if (!Sync)
+				continue;
+			F.removeFnAttr(Attribute::NoSync);
+			Cand.erase(&F);
+			Shrunk = true;
+		}
+	}
+	St.NoSync += Cand.size();
+}
+
 bool Instrumenter::run()
 {
 	bool Changed = false;
@@ -1752,6 +1802,8 @@ bool Instrumenter::run()
 	if (M.getTargetTriple() != "" &&
 	    Triple(M.getTargetTriple()).getArch() != Triple::x86_64)
 		InlineChecks = false; /* the check is built for x86-64 */
+	if (ClCoalesce)
+		markNoSync();
 	for (Function &F : M) {
 		if (F.isDeclaration() ||
 		    !F.hasFnAttribute(Attribute::SanitizeThread) ||
@@ -1775,7 +1827,8 @@ bool Instrumenter::run()
 		       << " loop ranges, " << St.Ranges << " ranges, "
 		       << St.Vptrs << " vptr, " << St.Atomics << " atomics, "
 		       << St.MemOps << " mem ops, " << St.Locals
-		       << " local accesses\n";
+		       << " local accesses, " << St.NoSync
+		       << " functions found nosync\n";
 	return true;
 }
 

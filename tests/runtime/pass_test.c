@@ -314,6 +314,11 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "copy_some", "__tsan_write4", 1);
 	EXPECT_CALLS(self->ir, "exps", "__tsan_read_range", 1);
 	EXPECT_CALLS(self->ir, "exps", "__tsan_read8", 0);
+	/* Through a function of the file that cannot sync, or one that can. */
+	EXPECT_CALLS(self->ir, "prices", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "prices", "__tsan_read8", 0);
+	EXPECT_CALLS(self->ir, "prices_logged", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "prices_logged", "__tsan_read8", 1);
 	/* Writes too, where they are as exact. */
 	EXPECT_CALLS(self->ir, "exps", "__tsan_write_range", 1);
 	EXPECT_CALLS(self->ir, "exps", "__tsan_write8", 0);

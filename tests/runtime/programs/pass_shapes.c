@@ -286,6 +286,41 @@ void exps(double *out, const double *in, long n)
 }
 
 /*
+ * A function of this file that cannot synchronize (the math library's
+ * exp() may set errno, so LLVM does not infer nosync for it): a loop
+ * calling it is coalesced.  noinline keeps the call in the loop.
+ */
+static __attribute__((noinline)) double price(double x)
+{
+	return exp(x) + exp(-x);
+}
+
+void prices(double *out, const double *in, long n)
+{
+	for (long i = 0; i < n; i++)
+		out[i] = price(in[i]);
+}
+
+/* One that takes a lock, even through another: the loop is not. */
+static __attribute__((noinline)) double logged(double x)
+{
+	pthread_mutex_lock(&lock);
+	pthread_mutex_unlock(&lock);
+	return x;
+}
+
+static __attribute__((noinline)) double price_logged(double x)
+{
+	return exp(logged(x));
+}
+
+void prices_logged(double *out, const double *in, long n)
+{
+	for (long i = 0; i < n; i++)
+		out[i] = price_logged(in[i]);
+}
+
+/*
  * Coalesced as a nest: the inner loop walks a column of b (a step of a
  * row, no block), but the columns of all the middle loop's iterations
  * are all of b: one __valor_pass_read_nest before the middle loop.
