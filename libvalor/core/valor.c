@@ -1626,6 +1626,34 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 }
 
 /*
+ * The whole cells @cell (even) and the next, below @end, freed with one
+ * CAS of both words where free_cell() would take each alone without a
+ * report: compact, every byte current, no other region owning them.
+ * A buffer freed by the thread that did not write it last (a pipeline's
+ * stages) is that, cell after cell.
+ */
+static bool free_pair(struct valor_thread *th, uint64_t cell, uint64_t end)
+{
+	shadow_word *p;
+	uint64_t w0, w1;
+
+	if (!th->ctx->cas_pair || (cell & 1) ||
+	    ((cell + 2) << CELL_SHIFT) > end)
+		return false;
+	p = shadow_peek(&th->ctx->shadow, cell);
+	w0 = atomic_load_explicit(&p[0], memory_order_acquire);
+	w1 = atomic_load_explicit(&p[1], memory_order_acquire);
+	if ((w0 | w1) & VW_NMASK || other_owner(th, w0) || other_owner(th, w1))
+		return false;
+	if (!eng_cas_pair(p, w0, w1,
+			  vw_make(vw_ver(w0) + 1, th->slot, false, 0, 0),
+			  vw_make(vw_ver(w1) + 1, th->slot, false, 0, 0)))
+		return false;
+	th->st.version_bumps += 2;
+	return true;
+}
+
+/*
  * Check entry @e's bytes in [addr, addr + size) one last time, drop them.
  * A grouped cell partly in the range leaves the rest as an entry of its
  * own, appended: rlog_forget() made room for the two a range can cut.
@@ -1798,8 +1826,13 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	 */
 	if (th->mode == THREAD_ALONE)
 		return 0;
-	for_each_present_cell(&th->ctx->shadow, addr, size, cell, m)
+	for_each_present_cell(&th->ctx->shadow, addr, size, cell, m) {
+		if (m == 0xff && free_pair(th, cell, addr + size)) {
+			cell++;
+			continue;
+		}
 		free_cell(th, cell, m, site, &eager);
+	}
 	/* So that a read-write report can name the free as the write. */
 	wlog_append_free(th, addr, addr + size, site);
 	if (eager)

@@ -508,6 +508,48 @@ TEST(a_long_write_takes_each_cell_once_in_pairs_or_alone)
 	valor_ctx_free(ctx);
 }
 
+/*
+ * A free bumps every cell of its range by one, whether two cells go at
+ * once or one at a time (a refined cell, one another region owns), and
+ * reports the cell another region owns.
+ */
+TEST(a_free_bumps_each_cell_once_in_pairs_or_alone)
+{
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = golden_valor_ctx_two_threads(&t1, &t2);
+	uint64_t v;
+
+	ASSERT_NE(NULL, ctx);
+	v = valor_shadow_version(ctx, X);
+	/* t1 writes X .. X + 64; X + 24 again in a region of its own. */
+	valor_access(t1, X, 64, true, 1);
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_access(t1, X + 24, 8, true, 2);
+	EXPECT_EQ(0, valor_region_end(t1));
+	/* X + 40 split in bytes, X + 48 owned by t1 now. */
+	valor_access(t1, X + 40, 1, true, 3);
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_access(t2, X + 41, 1, true, 4);
+	EXPECT_EQ(0, valor_region_end(t2));
+	valor_access(t1, X + 48, 8, true, 5);
+	EXPECT_EQ(1, valor_free(t2, X + 8, 56, 6));
+	for (int b = 0; b < 64; b++) {
+		uint64_t want = v + 1;
+
+		if (b >= 8)
+			want++; /* the free */
+		/* A second write before it; a cell's bytes freed whole all
+		 * go one past the highest of them. */
+		if ((b >= 24 && b < 32) || (b >= 40 && b < 56))
+			want++;
+		EXPECT_EQ(want, valor_shadow_version(ctx, X + b))
+		{
+			TH_LOG("byte %d", b);
+		}
+	}
+	valor_ctx_free(ctx);
+}
+
 static struct valor_stats stats_of(struct valor_ctx *ctx)
 {
 	struct valor_stats st;
