@@ -715,7 +715,7 @@ static int64_t stridedElements(const CoalesceGroup &G)
 {
 	auto *StepC = dyn_cast<SCEVConstant>(G.Step);
 
-	if (!ClCoalesceStrided || G.IsWrite || !StepC)
+	if (!ClCoalesceStrided || !StepC)
 		return 0;
 	int64_t Step = StepC->getAPInt().getSExtValue();
 	int64_t N = (int64_t)G.Spans.size();

@@ -328,6 +328,9 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	/* Reads of every other 8-byte element: a nest; of 4-byte ones, not. */
 	EXPECT_CALLS(self->ir, "sum_even", "__valor_pass_read_nest", 1);
 	EXPECT_CALLS(self->ir, "sum_even", "__tsan_read8", 0);
+	EXPECT_CALLS(self->ir, "scale_even", "__valor_pass_write_nest", 1);
+	EXPECT_CALLS(self->ir, "scale_even", "__tsan_write8", 0);
+	EXPECT_CALLS(self->ir, "scale_even", "__tsan_read8", 0);
 	EXPECT_CALLS(self->ir, "sum_even_ints", "__valor_pass_read_nest", 0);
 	EXPECT_CALLS(self->ir, "sum_even_ints", "__tsan_read4", 1);
 
@@ -541,17 +544,20 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 }
 
 /*
- * And strided reads: strided_ranges.c's sum of every other double,
+ * And strided loops: strided_ranges.c's sum of every other double,
  * checked before its loop, reports T1's write of one of those elements
- * and none of its writes of the elements in between.
+ * and none of its writes of the elements in between; T1's loop writing
+ * those in between, checked before the loop, reports T2's read of one
+ * of them and takes none of the others.
  */
-TEST_F_TIMEOUT(shapes, strided_reads_report_exactly_the_race, 180)
+TEST_F_TIMEOUT(shapes, strided_loops_report_exactly_the_races, 180)
 {
 	static const struct race_lines races[] = {
 		{ "racy: write", "racy: read" },
+		{ "strided: write", "strided: read" },
 	};
 
-	expect_exact_races(_metadata, self, "strided_ranges", races, 1);
+	expect_exact_races(_metadata, self, "strided_ranges", races, 2);
 }
 
 /*
