@@ -245,9 +245,9 @@ static void report_eager(struct valor_thread *th, uint32_t kind, uint64_t cell,
 void (*eng_release_walk_hook)(struct valor_thread *th, uint64_t cell);
 
 /*
- * Before a CAS over a word in which the regions of @owners (slots, 0
- * ends the list) own bytes: false after waiting out a walk of one of
- * them, when the caller loads the word again and starts over.
+ * Before a CAS over a word in which the regions of the @n slots at
+ * @owners own bytes: false after waiting out a walk of one of them, when
+ * the caller loads the word again and starts over.
  */
 static __attribute__((noinline, cold)) bool
 meddle_begin(struct valor_thread *th, const uint32_t *owners, unsigned n)
