@@ -168,6 +168,7 @@ on_access_other(struct valor_thread *th, const volatile void *addr, size_t size,
 #ifndef VALOR_CHECK_IN_PROGRAM
 #define CALL_OTHER_MODE(th, addr, size, is_write, site) \
 	on_access_other(th, addr, size, is_write, site)
+#define COUNT_ALONE(th) ((th)->st.accesses_alone++)
 #endif
 
 static inline __attribute__((always_inline)) void
@@ -180,7 +181,7 @@ on_access(const volatile void *addr, size_t size, bool is_write, uintptr_t site)
 		return;
 	if (unlikely(th->mode != THREAD_FAST)) {
 		if (th->mode == THREAD_ALONE)
-			th->st.accesses_alone++;
+			COUNT_ALONE(th);
 		else
 			CALL_OTHER_MODE(th, addr, size, is_write, site);
 		return;
