@@ -26,6 +26,39 @@ int valor_access(struct valor_thread *th, uintptr_t addr, size_t size,
 	return conflict_deliver(th);
 }
 
+int valor_access_strided(struct valor_thread *th, uintptr_t addr, size_t size,
+			 size_t stride, size_t count, bool is_write,
+			 uint64_t site)
+{
+	int conflicts = 0;
+
+	if (unlikely(th->exited || !size || !count))
+		return 0;
+	if (stride > (SIZE_MAX - size) / count ||
+	    !shadow_addr_ok(addr, stride * (count - 1) + size))
+		return 0;
+	if (stride == size || count == 1)
+		return valor_access(th, addr, size * count, is_write, site);
+	if (unlikely(th->mode == THREAD_ALONE)) {
+		th->st.accesses_alone += count;
+		return 0;
+	}
+	/*
+	 * Every other cell written whole (a red-black sweep): runs of a
+	 * step of two cells, where each cell would take an entry of the
+	 * write log.
+	 */
+	if (th->ctx->p.analysis == VALOR_ANALYSIS_VALOR && is_write &&
+	    size == CELL_SIZE && stride == 2 * CELL_SIZE &&
+	    !(addr & (CELL_SIZE - 1)))
+		return valor_o_write_cells(th, addr >> CELL_SHIFT, count, 2,
+					   site);
+	for (size_t i = 0; i < count; i++)
+		conflicts += valor_access(th, addr + i * stride, size, is_write,
+					  site);
+	return conflicts;
+}
+
 int valor_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	       uint64_t site)
 {

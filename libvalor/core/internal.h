@@ -502,6 +502,12 @@ void conflict_queue_free(struct conflict_queue *q);
 /* valor.c: Valor-O */
 int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		   bool is_write, uint64_t site);
+/*
+ * Whole cells written: @count of them from @cell on, @step (1 or 2)
+ * apart.  Taken as runs on the spill list where they can be.
+ */
+int valor_o_write_cells(struct valor_thread *th, uint64_t cell, uint64_t count,
+			unsigned step, uint64_t site);
 int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 		 uint64_t site);
 void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size);

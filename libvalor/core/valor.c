@@ -624,52 +624,56 @@ enum wspill_result { WSPILL_FULL, WSPILL_NEW, WSPILL_JOINED };
 static bool wspill_room(struct valor_thread *th);
 static enum wspill_result wspill_add_run(struct valor_thread *th,
 					 uint64_t start, uint64_t n,
-					 uint64_t site);
+					 unsigned step, uint64_t site);
 static void wspill_publish(struct valor_thread *th, enum wspill_result r,
 			   const struct wlog_entry *e);
 
 /*
- * Whole cells [@cell, @end) of a range write (a loop's write range, a
- * memset, a struct copy): those no region owns and no byte of which is
- * behind are taken over as valor_o_write_first_try() does, but recorded
- * as a run on the spill list rather than as entries of the write log;
- * those this region owns already need nothing.  A range written cell
- * after cell then costs a word or two there, where the ring took 40
- * bytes a cell, written now and read again at region end: that traffic
- * was most of the cost of a region's first writes of an array.  A
- * report about such a write names the run's site, as for spilled
- * entries.  Returns where it stopped: @end, or a cell that needs the
- * general path (owned by another region, refined, bytes behind, its
- * word changed under us, or no room left on the list).
+ * Whole cells of a range write (a loop's write range, a memset, a
+ * struct copy), or of a strided one (@step 2: every other cell, a
+ * red-black sweep), from @cell on below @end: those no region owns and
+ * no byte of which is behind are taken over as
+ * valor_o_write_first_try() does, but recorded as a run on the spill
+ * list rather than as entries of the write log; those this region owns
+ * already need nothing.  A range written cell after cell then costs a
+ * word or two there, where the ring took 40 bytes a cell, written now
+ * and read again at region end: that traffic was most of the cost of a
+ * region's first writes of an array.  A report about such a write names
+ * the run's site, as for spilled entries.  Returns where it stopped:
+ * the first cell at or past @end, or a cell that needs the general path
+ * (owned by another region, refined, bytes behind, its word changed
+ * under us, or no room left on the list).
  */
 static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
-			  uint64_t site)
+			  unsigned step, uint64_t site)
 {
 	struct wlog_entry e = { .site = site,
 				.region = th->clock,
 				.tid = th->tid };
 	shadow_word *p = NULL;
 	uint64_t start = cell, n = 0;
-	bool pairs = th->ctx->cas_pair;
+	bool pairs = th->ctx->cas_pair && step == 1;
 
-	for (; cell < end; cell++) {
+	for (; cell < end; cell += step) {
 		uint64_t w;
 
-		if (!p || !(cell & (SHADOW_LEAF_WORDS - 1))) {
+		/* A new leaf: the first cell, or one that crossed into it. */
+		if (!p || (cell & (SHADOW_LEAF_WORDS - 1)) < step) {
 			p = shadow_get(&th->ctx->shadow, cell);
 			if (!p)
 				break;
 		} else {
-			p++;
+			p += step;
 		}
 		w = atomic_load_explicit(p, memory_order_acquire);
 		if ((w & VW_ACTIVE) && vw_slot(w) == th->slot &&
 		    !vw_refined(w) && !(w & VW_NMASK)) {
 			/* Ours: in the write set already (a row written again). */
 			if (n)
-				wspill_publish(
-					th, wspill_add_run(th, start, n, site),
-					&e);
+				wspill_publish(th,
+					       wspill_add_run(th, start, n,
+							      step, site),
+					       &e);
 			n = 0;
 			continue;
 		}
@@ -706,14 +710,16 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 		if (!n)
 			start = cell;
 		if (++n == WSPILL_COUNT_MAX + 1) {
-			wspill_publish(th, wspill_add_run(th, start, n, site),
+			wspill_publish(th,
+				       wspill_add_run(th, start, n, step, site),
 				       &e);
 			n = 0;
 		}
 	}
 	if (n)
-		wspill_publish(th, wspill_add_run(th, start, n, site), &e);
-	return cell;
+		wspill_publish(th, wspill_add_run(th, start, n, step, site),
+			       &e);
+	return cell < end ? cell : end;
 }
 
 /* An access of the cells of [@addr, @addr + @size), one by one. */
@@ -819,7 +825,7 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 			  &eager))
 		goto out;
 	while (lo < hi) {
-		lo = write_run(th, lo, hi, site);
+		lo = write_run(th, lo, hi, 1, site);
 		if (lo == hi)
 			break;
 		if (!access_cells(th, lo << CELL_SHIFT, CELL_SIZE, true, site,
@@ -831,6 +837,24 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		access_cells(th, hi << CELL_SHIFT, end - (hi << CELL_SHIFT),
 			     true, site, &eager);
 out:
+	if (eager)
+		validate_before_eager(th);
+	return conflict_deliver(th);
+}
+
+int valor_o_write_cells(struct valor_thread *th, uint64_t cell, uint64_t count,
+			unsigned step, uint64_t site)
+{
+	uint64_t end = cell + count * step;
+	bool eager = false;
+
+	while (cell < end) {
+		cell = write_run(th, cell, end, step, site);
+		if (cell >= end || !access_cells(th, cell << CELL_SHIFT,
+						 CELL_SIZE, true, site, &eager))
+			break;
+		cell += step;
+	}
 	if (eager)
 		validate_before_eager(th);
 	return conflict_deliver(th);
@@ -1281,26 +1305,30 @@ static enum wspill_result wspill_add(struct valor_thread *th, uint64_t cell,
 }
 
 /*
- * Add the @n cells from @start, written from @site, to the spill list:
- * they extend the newest run when they continue it cell after cell from
- * the same site, else start one.  The caller made room (wspill_room()).
+ * Add the @n cells from @start, @step (1 or 2) apart, written from
+ * @site, to the spill list: they extend the newest run when they
+ * continue it at its step from the same site, else start one.  The
+ * caller made room (wspill_room()).
  */
 static enum wspill_result wspill_add_run(struct valor_thread *th,
 					 uint64_t start, uint64_t n,
-					 uint64_t site)
+					 unsigned step, uint64_t site)
 {
+	uint64_t step_bit = step == 2 ? WSPILL_STEP2 : 0;
+
 	if (th->wspill_n && site == th->wspill_site) {
 		uint64_t *v = &th->wspill[th->wspill_n - 1];
 		uint64_t more = wspill_more(*v);
 
-		if (!(*v & WSPILL_STEP2) &&
-		    start == wspill_cell(*v) + more + 1 &&
+		if ((*v & WSPILL_STEP2) == step_bit &&
+		    start == wspill_cell(*v) + (more + 1) * step &&
 		    more + n <= WSPILL_COUNT_MAX) {
 			*v += n << WSPILL_COUNT_SHIFT;
 			return WSPILL_JOINED;
 		}
 	}
-	th->wspill[th->wspill_n++] = start | (n - 1) << WSPILL_COUNT_SHIFT;
+	th->wspill[th->wspill_n++] = start | step_bit |
+				     (n - 1) << WSPILL_COUNT_SHIFT;
 	th->wspill_site = site;
 	return WSPILL_NEW;
 }

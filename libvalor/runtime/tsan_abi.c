@@ -224,6 +224,18 @@ void on_nest_walk(uintptr_t base, size_t extent, const struct nest_dim *d,
 		access_path_leave(t, th);
 		return;
 	}
+	if (is_write && n && extent == CELL_SIZE && !(base & (CELL_SIZE - 1)) &&
+	    d[0].stride == 2 * CELL_SIZE) {
+		/* Every other cell written: runs of cells two apart. */
+		do
+			valor_access_strided(
+				th, nest_block_at(base, d + 1, n - 1, idx),
+				CELL_SIZE, 2 * CELL_SIZE, d[0].count, true,
+				site);
+		while (nest_block_next(d + 1, n - 1, idx));
+		access_path_leave(t, th);
+		return;
+	}
 	do {
 		uintptr_t a = nest_block_at(base, d, n, idx), end = a + extent;
 

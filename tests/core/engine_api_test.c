@@ -1488,6 +1488,89 @@ TEST(spilled_runs_are_given_up_whole)
 	valor_ctx_free(ctx);
 }
 
+#define EVERY_OTHER(k) (0x500000ULL + 16 * (k))
+#define LEAF_EDGE 0x3000000ULL
+
+/*
+ * A write of every other cell (a red-black sweep, one strided event)
+ * takes the cells as runs, not as write-log entries: 100 of them under
+ * a write log of 8 neither spill nor split.  Each written cell moves
+ * one version, once per region, the cells between them none; a cell
+ * another region owns is reported, a split one goes the general way,
+ * and a conflict with any of the others names the strided write's site.
+ */
+TEST(a_strided_write_takes_every_other_cell_once_as_runs)
+{
+	struct valor_params p = { .write_log_entries = 8 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	struct valor_stats before, after;
+	uint64_t v, v5;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	v = valor_shadow_version(ctx, EVERY_OTHER(0));
+	/* Element 5 split in bytes; element 3 t2's in its open region. */
+	valor_access(t1, EVERY_OTHER(5), 1, true, 1);
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_access(t2, EVERY_OTHER(5) + 1, 1, true, 2);
+	EXPECT_EQ(0, valor_region_end(t2));
+	v5 = valor_shadow_version(ctx, EVERY_OTHER(5) + 4);
+	valor_access(t2, EVERY_OTHER(3), 8, true, 3);
+	valor_ctx_stats(ctx, &before);
+
+	EXPECT_EQ(1, valor_access_strided(t1, EVERY_OTHER(0), 8, 16, 100, true,
+					  4));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
+	EXPECT_EQ(3, s.v[0].first.site);
+	EXPECT_EQ(4, s.v[0].second.site);
+	valor_ctx_stats(ctx, &after);
+	EXPECT_EQ(before.regions, after.regions);
+	EXPECT_EQ(before.write_log_overflows, after.write_log_overflows);
+	for (int k = 0; k < 100; k++) {
+		if (k == 3)
+			continue;
+		EXPECT_EQ(k == 5 ? v5 + 1 : v + 1,
+			  valor_shadow_version(ctx, EVERY_OTHER(k) + 4))
+		{
+			TH_LOG("element %d", k);
+		}
+		EXPECT_EQ(v, valor_shadow_version(ctx, EVERY_OTHER(k) + 8))
+		{
+			TH_LOG("the cell after element %d", k);
+		}
+	}
+	/* Again in the same region: owned, no version moves. */
+	EXPECT_EQ(0, valor_access_strided(t1, EVERY_OTHER(50), 8, 16, 50, true,
+					  5));
+	EXPECT_EQ(v + 1, valor_shadow_version(ctx, EVERY_OTHER(99)));
+	/* Owned by t1 with the strided write's site; the gaps are free. */
+	EXPECT_EQ(1, valor_access(t2, EVERY_OTHER(99), 8, true, 6));
+	ASSERT_EQ(2, s.n);
+	EXPECT_EQ(4, s.v[1].first.site);
+	EXPECT_EQ(0, valor_access(t2, EVERY_OTHER(98) + 8, 8, true, 7));
+	EXPECT_EQ(2, s.n);
+	valor_region_end(t2);
+	valor_region_end(t1);
+	/* A new region writes them again. */
+	valor_access_strided(t1, EVERY_OTHER(0), 8, 16, 99, true, 8);
+	EXPECT_EQ(v + 2, valor_shadow_version(ctx, EVERY_OTHER(0)));
+	EXPECT_EQ(v + 2, valor_shadow_version(ctx, EVERY_OTHER(98)));
+	EXPECT_EQ(v, valor_shadow_version(ctx, EVERY_OTHER(98) - 8));
+	/* Across the 16 MiB of shadow one leaf covers, from an odd cell. */
+	valor_access_strided(t1, LEAF_EDGE - 56, 8, 16, 8, true, 9);
+	for (int k = 0; k < 8; k++) {
+		EXPECT_EQ(v + 1,
+			  valor_shadow_version(ctx, LEAF_EDGE - 56 + 16 * k));
+		EXPECT_EQ(v,
+			  valor_shadow_version(ctx, LEAF_EDGE - 48 + 16 * k));
+	}
+	valor_ctx_free(ctx);
+}
+
 /* ---- threads that run alone (VALOR_ONE_ROOT) ---------------------------- */
 
 #define W 0x100c0ULL

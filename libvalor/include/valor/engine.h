@@ -248,6 +248,20 @@ int valor_access(struct valor_thread *th, uintptr_t addr, size_t size,
 		 bool is_write, uint64_t site);
 
 /**
+ * valor_access_strided() - @th read or wrote @count times @size bytes,
+ * from @addr on, @stride bytes apart
+ * @site: as for valor_access(), the same for every element
+ *
+ * The same as @count calls of valor_access() in order (a loop's
+ * accesses checked at once, a column or every other element of an
+ * array), with less work per element where the analysis has a way.
+ * Return: the number of conflicts reported by this call.
+ */
+int valor_access_strided(struct valor_thread *th, uintptr_t addr, size_t size,
+			 size_t stride, size_t count, bool is_write,
+			 uint64_t site);
+
+/**
  * valor_free() - @th freed or unmapped the @size bytes at @addr
  *
  * The free is checked as a write of the range, then the range's history
