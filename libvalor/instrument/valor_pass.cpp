@@ -537,43 +537,62 @@ void dropMarked(SmallVectorImpl<Access> &Accesses, ArrayRef<bool> Marked)
  */
 void Instrumenter::checkWritesAtTheirReads(SmallVectorImpl<Access> &Accesses)
 {
-	DenseMap<Instruction *, unsigned> Index;
+	DenseMap<Instruction *, SmallVector<unsigned, 2> > Index;
 	SmallVector<bool, 64> Drop(Accesses.size(), false);
 
+	/*
+	 * A small block copy kept inline (splitBlockOp()) is accesses of
+	 * its own, one or more per side: a struct swap's reads and writes
+	 * are three copies through a temporary.
+	 */
+	auto Plain = [](Instruction *I) {
+		if (auto *LI = dyn_cast<LoadInst>(I))
+			return !LI->isVolatile() && !isVtableAccess(LI);
+		if (auto *SI = dyn_cast<StoreInst>(I))
+			return !SI->isVolatile() && !isVtableAccess(SI);
+		if (auto *MI = dyn_cast<MemIntrinsic>(I))
+			return !MI->isVolatile();
+		return false;
+	};
+
 	for (unsigned I = 0; I < Accesses.size(); I++)
-		Index[Accesses[I].Inst] = I;
+		Index[Accesses[I].Inst].push_back(I);
 	for (unsigned I = 0; I < Accesses.size(); I++) {
 		Access &R = Accesses[I];
-		auto *LI = dyn_cast<LoadInst>(R.Inst);
 
-		if (!LI || R.IsWrite || LI->isVolatile() || !R.Size ||
-		    isVtableAccess(LI))
+		if (R.IsWrite || !R.Size || !Plain(R.Inst))
 			continue;
 		Value *Key = R.Ptr->stripPointerCasts();
-		for (auto It = std::next(LI->getIterator());
-		     It != LI->getParent()->end(); ++It) {
+		bool Done = false;
+		for (auto It = std::next(R.Inst->getIterator());
+		     !Done && It != R.Inst->getParent()->end(); ++It) {
+			auto W = Index.find(&*It);
+
+			/* Calls end the look, but for copies kept inline. */
 			if (auto *CB = dyn_cast<CallBase>(&*It))
-				if (!isa<DbgInfoIntrinsic>(CB))
+				if (!isa<DbgInfoIntrinsic>(CB) &&
+				    (!isa<MemIntrinsic>(CB) ||
+				     W == Index.end()))
 					break;
 			if (It->isAtomic() || isa<FenceInst>(*It))
 				break;
-			auto *SI = dyn_cast<StoreInst>(&*It);
-			if (!SI)
+			if (W == Index.end() || !Plain(&*It))
 				continue;
-			auto W = Index.find(SI);
-			if (W == Index.end())
-				continue;
-			Access &A = Accesses[W->second];
-			if (A.Ptr->stripPointerCasts() != Key ||
-			    SI->isVolatile() || isVtableAccess(SI) ||
-			    A.Size < R.Size || Drop[W->second])
-				continue;
-			R.IsWrite = true;
-			R.Size = A.Size;
-			R.Site = SI;
-			Drop[W->second] = true;
-			St.WritesAtReads++;
-			break;
+			for (unsigned J : W->second) {
+				Access &A = Accesses[J];
+
+				if (!A.IsWrite ||
+				    A.Ptr->stripPointerCasts() != Key ||
+				    A.Size < R.Size || Drop[J])
+					continue;
+				R.IsWrite = true;
+				R.Size = A.Size;
+				R.Site = A.Inst;
+				Drop[J] = true;
+				St.WritesAtReads++;
+				Done = true;
+				break;
+			}
 		}
 	}
 	dropMarked(Accesses, Drop);

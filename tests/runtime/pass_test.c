@@ -191,6 +191,11 @@ TEST_F_TIMEOUT(shapes, a_read_the_block_then_writes_is_checked_as_the_write,
 	EXPECT_CALLS(self->ir, "clamp", "__tsan_write4", 1);
 	EXPECT_CALLS(self->ir, "increment_around_call", "__tsan_read4", 1);
 	EXPECT_CALLS(self->ir, "increment_around_call", "__tsan_write4", 1);
+	/* Struct copies kept inline: each element's read becomes its write. */
+	EXPECT_CALLS(self->ir, "swap_pairs", "__tsan_write16", 2);
+	EXPECT_CALLS(self->ir, "swap_pairs", "__tsan_read16", 0);
+	EXPECT_CALLS(self->ir, "swap_pairs_around_call", "__tsan_read16", 1);
+	EXPECT_CALLS(self->ir, "swap_pairs_around_call", "__tsan_write16", 2);
 }
 
 /* What the three tests above drop is the pass's doing: without it, all stay. */
@@ -204,6 +209,8 @@ TEST_F_TIMEOUT(shapes, without_elision_every_access_is_checked, 120)
 	EXPECT_CALLS(self->ir, "reread_in_loop", "__tsan_read4", 3);
 	EXPECT_CALLS(self->ir, "increment", "__tsan_read4", 1);
 	EXPECT_CALLS(self->ir, "increment", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "swap_pairs", "__tsan_read16", 2);
+	EXPECT_CALLS(self->ir, "swap_pairs", "__tsan_write16", 2);
 }
 
 TEST_F_TIMEOUT(shapes, private_locals_and_opted_out_functions_are_not_checked,

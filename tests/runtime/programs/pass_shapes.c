@@ -73,6 +73,32 @@ void increment_around_call(int *p)
 	*p = v + 1;
 }
 
+struct pair {
+	double re, im;
+};
+
+/*
+ * A swap of structs is three 16-byte copies through a temporary: one
+ * write check for each element, before its copy is read.
+ */
+void swap_pairs(struct pair *a, long i, long j)
+{
+	struct pair t = a[i];
+
+	a[i] = a[j];
+	a[j] = t;
+}
+
+/* The call may not return: the reads keep their checks. */
+void swap_pairs_around_call(struct pair *a, long i, long j)
+{
+	struct pair t = a[i];
+
+	opaque();
+	a[i] = a[j];
+	a[j] = t;
+}
+
 /* One read check: a narrower read at the same address is covered. */
 int narrower_reread(volatile long *p)
 {
@@ -358,10 +384,6 @@ void half_column_sums(double *out, const double *b, long n)
 		out[j] = s;
 	}
 }
-
-struct pair {
-	double re, im;
-};
 
 /*
  * Two nests: a tile's column walks read a stretch of each of the tile's
