@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Signal handlers: sigaction and signal install a wrapper in front of
- * the program's handler.
+ * Signal handlers: sigaction and the functions built on it (signal,
+ * bsd_signal, sysv_signal, sigset) install a wrapper in front of the
+ * program's handler.  libc's own versions of those call its internal
+ * sigaction, which nothing here sees, so each is defined here too.
  *
  * A handler runs on the thread it interrupts, with that thread's state.
  * Interrupting the runtime's busy work, it passes through unanalysed
@@ -136,4 +138,71 @@ RT_INTERCEPTOR sighandler_t signal(int sig, sighandler_t handler)
 		return SIG_ERR;
 	/* sa_handler and sa_sigaction share their storage. */
 	return old.sa_handler;
+}
+
+/* glibc's signal() under its BSD name. */
+RT_INTERCEPTOR sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return signal(sig, handler);
+}
+
+/*
+ * System V's signal(): the handler runs once, with its signal not
+ * blocked, and interrupted calls fail with EINTR.  Strict ISO C
+ * programs (-std=c11 without _DEFAULT_SOURCE) call it for signal().
+ */
+static sighandler_t signal_once(int sig, sighandler_t handler)
+{
+	struct sigaction act = { 0 }, old;
+
+	if (sig <= 0 || sig >= _NSIG || handler == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	act.sa_handler = handler;
+	sigemptyset(&act.sa_mask);
+	act.sa_flags = SA_RESETHAND | SA_NODEFER;
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+RT_INTERCEPTOR sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	return signal_once(sig, handler);
+}
+
+RT_INTERCEPTOR sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return signal_once(sig, handler);
+}
+
+/*
+ * The old System V sigset(): SIG_HOLD blocks the signal; any other
+ * disposition is installed and unblocks it.  Either way the answer is
+ * SIG_HOLD if the signal was blocked, else the handler before.
+ */
+RT_INTERCEPTOR sighandler_t sigset(int sig, sighandler_t disp)
+{
+	struct sigaction act = { 0 }, old;
+	sigset_t one, was;
+
+	if (sig <= 0 || sig >= _NSIG || disp == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (disp == SIG_HOLD) {
+		if (sigaction(sig, NULL, &old) < 0 ||
+		    sigprocmask(SIG_BLOCK, &one, &was) < 0)
+			return SIG_ERR;
+	} else {
+		act.sa_handler = disp;
+		sigemptyset(&act.sa_mask);
+		if (sigaction(sig, &act, &old) < 0 ||
+		    sigprocmask(SIG_UNBLOCK, &one, &was) < 0)
+			return SIG_ERR;
+	}
+	return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
 }

@@ -9,15 +9,24 @@
  * that cell used to wait for the cell's lock forever.
  *
  * It also checks what sigaction and signal say back: the program's own
- * handler and flags, not the runtime's wrapper.  Exit 1 with a message
- * if not.
+ * handler and flags, not the runtime's wrapper, and that sysv_signal's
+ * handler runs once.  Exit 1 with a message if not.
+ *
+ * The argument names how SIGUSR1's handler is installed: sigaction (the
+ * default), bsd_signal or sigset, which libc implements with its own
+ * internal sigaction.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #define SIGNALS 200000
+
+/* In libc, but declared by no header of this century. */
+sighandler_t bsd_signal(int sig, sighandler_t handler);
 
 long flag;
 static atomic_int stop;
@@ -34,6 +43,14 @@ static void on_usr2(int sig, siginfo_t *info, void *uc)
 	(void)sig;
 	(void)info;
 	(void)uc;
+}
+
+static volatile sig_atomic_t once_ran;
+
+static void on_usr2_once(int sig)
+{
+	(void)sig;
+	once_ran++;
 }
 
 static void *worker(void *arg)
@@ -70,16 +87,36 @@ static int check_handlers(void)
 		puts("sigaction does not give back the plain handler");
 		return 1;
 	}
+	if (sysv_signal(SIGUSR2, on_usr2_once) != SIG_DFL || raise(SIGUSR2) ||
+	    once_ran != 1 || sigaction(SIGUSR2, NULL, &old) ||
+	    old.sa_handler != SIG_DFL) {
+		puts("sysv_signal's handler does not run once");
+		return 1;
+	}
 	return 0;
 }
 
-int main(void)
+static int install(const char *how)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
-	pthread_t t;
 
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) || check_handlers())
+	if (!strcmp(how, "sigaction"))
+		return sigaction(SIGUSR1, &sa, NULL);
+	if (!strcmp(how, "bsd_signal"))
+		return bsd_signal(SIGUSR1, on_usr1) == SIG_ERR;
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	if (!strcmp(how, "sigset"))
+		return sigset(SIGUSR1, on_usr1) == SIG_ERR;
+	printf("no such way to install a handler: %s\n", how);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (install(argc > 1 ? argv[1] : "sigaction") || check_handlers())
 		return 1;
 	if (pthread_create(&t, NULL, worker, NULL))
 		return 1;
