@@ -121,8 +121,11 @@ RT_INTERCEPTOR int sigaction(int sig, const struct sigaction *act,
 	return r;
 }
 
-/* glibc's signal(): BSD semantics, through the sigaction above. */
-RT_INTERCEPTOR sighandler_t signal(int sig, sighandler_t handler)
+/*
+ * signal() and its variants, through the sigaction above: @flags, and
+ * the signal blocked while its handler runs unless SA_NODEFER.
+ */
+static sighandler_t install_handler(int sig, sighandler_t handler, int flags)
 {
 	struct sigaction act = { 0 }, old;
 
@@ -132,12 +135,19 @@ RT_INTERCEPTOR sighandler_t signal(int sig, sighandler_t handler)
 	}
 	act.sa_handler = handler;
 	sigemptyset(&act.sa_mask);
-	sigaddset(&act.sa_mask, sig);
-	act.sa_flags = SA_RESTART;
+	if (!(flags & SA_NODEFER))
+		sigaddset(&act.sa_mask, sig);
+	act.sa_flags = flags;
 	if (sigaction(sig, &act, &old) < 0)
 		return SIG_ERR;
 	/* sa_handler and sa_sigaction share their storage. */
 	return old.sa_handler;
+}
+
+/* glibc's signal(): BSD semantics. */
+RT_INTERCEPTOR sighandler_t signal(int sig, sighandler_t handler)
+{
+	return install_handler(sig, handler, SA_RESTART);
 }
 
 /* glibc's signal() under its BSD name. */
@@ -151,30 +161,14 @@ RT_INTERCEPTOR sighandler_t bsd_signal(int sig, sighandler_t handler)
  * blocked, and interrupted calls fail with EINTR.  Strict ISO C
  * programs (-std=c11 without _DEFAULT_SOURCE) call it for signal().
  */
-static sighandler_t signal_once(int sig, sighandler_t handler)
-{
-	struct sigaction act = { 0 }, old;
-
-	if (sig <= 0 || sig >= _NSIG || handler == SIG_ERR) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	act.sa_handler = handler;
-	sigemptyset(&act.sa_mask);
-	act.sa_flags = SA_RESETHAND | SA_NODEFER;
-	if (sigaction(sig, &act, &old) < 0)
-		return SIG_ERR;
-	return old.sa_handler;
-}
-
 RT_INTERCEPTOR sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-	return signal_once(sig, handler);
+	return install_handler(sig, handler, SA_RESETHAND | SA_NODEFER);
 }
 
 RT_INTERCEPTOR sighandler_t __sysv_signal(int sig, sighandler_t handler)
 {
-	return signal_once(sig, handler);
+	return install_handler(sig, handler, SA_RESETHAND | SA_NODEFER);
 }
 
 /*
