@@ -1700,6 +1700,49 @@ static void expect_rejected(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * A strided access is its elements, in order, under every analysis:
+ * another thread's accesses of the gaps between a strided write's
+ * elements conflict with nothing, those of the elements conflict once
+ * each and name the strided write's site, and a strided read of them
+ * does too.
+ */
+TEST_F(analysis, a_strided_access_conflicts_as_its_elements_do)
+{
+	struct valor_params p = { 0 };
+	struct sink s;
+	struct valor_ctx *ctx = new_ctx(variant->analysis, &s, &p);
+	struct valor_thread *t1, *t2;
+
+	ASSERT_NE(NULL, ctx);
+	t1 = valor_thread_create(ctx, NULL);
+	t2 = valor_thread_create(ctx, NULL);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	EXPECT_EQ(0,
+		  valor_access_strided(t1, EVERY_OTHER(0), 8, 16, 10, true, 1));
+	EXPECT_EQ(0, valor_access_strided(t2, EVERY_OTHER(0) + 8, 8, 16, 10,
+					  false, 2));
+	EXPECT_EQ(0, valor_access(t2, EVERY_OTHER(9) + 8, 8, true, 3));
+	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(1, valor_access(t2, EVERY_OTHER(4), 8, false, 4));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(1, s.v[0].first.site);
+	EXPECT_EQ(4, s.v[0].second.site);
+	EXPECT_EQ(5,
+		  valor_access_strided(t2, EVERY_OTHER(5), 8, 16, 5, false, 5));
+	ASSERT_EQ(6, s.n);
+	for (int i = 1; i < 6; i++) {
+		EXPECT_EQ(1, s.v[i].first.site);
+		EXPECT_EQ(5, s.v[i].second.site);
+	}
+	/* Out of the address space: nothing, as for valor_access(). */
+	EXPECT_EQ(0, valor_access_strided(t1, 1ULL << 48, 8, 16, 2, true, 6));
+	EXPECT_EQ(0, valor_access_strided(t1, 0, 8, SIZE_MAX / 2, 4, true, 6));
+	EXPECT_EQ(6, s.n);
+	valor_ctx_free(ctx);
+}
+
 TEST_F(analysis, replay_rejects_malformed_events)
 {
 	struct sink s;
