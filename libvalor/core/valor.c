@@ -722,6 +722,30 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 	return cell < end ? cell : end;
 }
 
+static bool access_cells(struct valor_thread *th, uintptr_t addr, size_t size,
+			 bool is_write, uint64_t site, bool *eager);
+
+/*
+ * Whole cells written, @step apart from @cell on below @end: runs where
+ * write_run() takes them, the general path for each cell it stops at.
+ * False when out of memory.
+ */
+static bool write_whole_cells(struct valor_thread *th, uint64_t cell,
+			      uint64_t end, unsigned step, uint64_t site,
+			      bool *eager)
+{
+	while (cell < end) {
+		cell = write_run(th, cell, end, step, site);
+		if (cell >= end)
+			break;
+		if (!access_cells(th, cell << CELL_SHIFT, CELL_SIZE, true, site,
+				  eager))
+			return false;
+		cell += step;
+	}
+	return true;
+}
+
 /* An access of the cells of [@addr, @addr + @size), one by one. */
 static bool access_cells(struct valor_thread *th, uintptr_t addr, size_t size,
 			 bool is_write, uint64_t site, bool *eager)
@@ -824,15 +848,8 @@ int valor_o_access(struct valor_thread *th, uintptr_t addr, size_t size,
 	    !access_cells(th, addr, (lo << CELL_SHIFT) - addr, true, site,
 			  &eager))
 		goto out;
-	while (lo < hi) {
-		lo = write_run(th, lo, hi, 1, site);
-		if (lo == hi)
-			break;
-		if (!access_cells(th, lo << CELL_SHIFT, CELL_SIZE, true, site,
-				  &eager))
-			goto out;
-		lo++;
-	}
+	if (!write_whole_cells(th, lo, hi, 1, site, &eager))
+		goto out;
 	if (hi << CELL_SHIFT < end)
 		access_cells(th, hi << CELL_SHIFT, end - (hi << CELL_SHIFT),
 			     true, site, &eager);
@@ -845,16 +862,9 @@ out:
 int valor_o_write_cells(struct valor_thread *th, uint64_t cell, uint64_t count,
 			unsigned step, uint64_t site)
 {
-	uint64_t end = cell + count * step;
 	bool eager = false;
 
-	while (cell < end) {
-		cell = write_run(th, cell, end, step, site);
-		if (cell >= end || !access_cells(th, cell << CELL_SHIFT,
-						 CELL_SIZE, true, site, &eager))
-			break;
-		cell += step;
-	}
+	write_whole_cells(th, cell, cell + count * step, step, site, &eager);
 	if (eager)
 		validate_before_eager(th);
 	return conflict_deliver(th);
