@@ -248,16 +248,22 @@ static inline uint64_t rlog_group(uint64_t cell)
 }
 
 /*
- * Where to find the entry a whole-cell read can join: direct mapped by
- * (group, site), an entry index + 1, checked before use (a stale or
- * colliding slot just costs a new entry).  Twice as many slots as the
- * log has entries (RGROUP_MIN at least), so that a region whose reads
- * outgrow the read filter still finds most of its entries here instead
- * of filling the log with copies.
+ * Where to find the entry a whole-cell read can join: an entry index + 1
+ * at one of two slots for (group, site), checked before use (a stale or
+ * colliding slot just costs a new entry).  The index must find most
+ * entries, or a region whose reads outgrow the read filter fills its
+ * log with copies; two slots to choose from let it do so with 8 slots
+ * an entry, where one slot per key needed 32 (see rgroup_mask_for()).
  */
 #define RGROUP_MIN 4096U
 #define RGROUP_MAX (1U << 22) /* 16 MB of index for the largest logs */
+#define RGROUP_LINE_SLOTS 16U /* one cache line of slots */
 
+/*
+ * The first of the two slots; the second is the same place in the
+ * neighbouring cache line (index ^ RGROUP_LINE_SLOTS), which the
+ * adjacent-line prefetch often brings in with the first.
+ */
 static inline uint32_t rgroup_slot(uint64_t group, uint64_t site, uint32_t mask)
 {
 	/*
@@ -276,19 +282,20 @@ static inline uint32_t rgroup_slot(uint64_t group, uint64_t site, uint32_t mask)
 }
 
 /*
- * The part of the index a log of @n entries uses: 32 slots an entry,
+ * The part of the index a log of @n entries uses: 8 slots an entry,
  * RGROUP_MIN at least, @full at most.  A short region (a critical
  * section's few reads) then finds its slots in 16 KiB that stay in the
  * cache, where a slot anywhere in the whole table missed it on nearly
  * every first read; the pages it does not touch stay out of memory.
  * The part must stay sparse: engine_api_test's column walk needs 960
- * entries, and logged 2,285 at 2 slots an entry and 1,280 at 8.  When
- * the log reaches a size with a larger part, rgroup_spread() moves the
- * entries into it.
+ * entries; with one slot per key it logged 2,285 at 2 slots an entry,
+ * 1,280 at 8 and 960 only at 32, when the index (128 bytes an entry)
+ * took three times the memory of the log.  When the log reaches a size
+ * with a larger part, rgroup_spread() moves the entries into it.
  */
 static inline uint32_t rgroup_mask_for(uint32_t n, uint32_t full)
 {
-	uint32_t m = ~0U >> __builtin_clz(n << 5 | (RGROUP_MIN - 1));
+	uint32_t m = ~0U >> __builtin_clz(n << 3 | (RGROUP_MIN - 1));
 
 	return m < full ? m : full;
 }

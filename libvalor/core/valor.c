@@ -511,18 +511,31 @@ void rlog_make_room(struct valor_thread *th)
  * The log reached a size whose part of the group index is larger: its
  * entries move to their slots in the larger part, so that a sweep's
  * groups go on finding them (a column walk's second column otherwise
- * logs its first rows' groups again).  A later entry of a (group, site)
- * takes the slot over from an earlier, as an append does.
+ * logs its first rows' groups again).  They go where rlog_join_group()
+ * would have put them: a later entry of a (group, site) takes the slot
+ * over from an earlier.
  */
 __attribute__((noinline, cold)) void rgroup_spread(struct valor_thread *th)
 {
 	uint32_t mask = rgroup_mask_for(th->rlog_n, th->rgroup_mask);
 
-	for (uint32_t i = 0; i < th->rlog_n; i++) {
-		const struct rlog_entry *e = &th->rlog[i];
+	memset(th->rgroup, 0, ((size_t)mask + 1) * sizeof(*th->rgroup));
+	for (uint32_t n = 1; n <= th->rlog_n; n++) {
+		const struct rlog_entry *e = &th->rlog[n - 1];
+		uint64_t group = rlog_group(e->cell);
+		uint32_t i = rgroup_slot(group, e->site, mask);
+		uint32_t *slot = &th->rgroup[i];
 
-		th->rgroup[rgroup_slot(rlog_group(e->cell), e->site, mask)] =
-			i + 1;
+		for (unsigned way = 0; way < 2; way++, i ^= RGROUP_LINE_SLOTS) {
+			uint32_t k = th->rgroup[i];
+
+			if (!k || (rlog_group(th->rlog[k - 1].cell) == group &&
+				   th->rlog[k - 1].site == e->site)) {
+				slot = &th->rgroup[i];
+				break;
+			}
+		}
+		*slot = n;
 	}
 }
 

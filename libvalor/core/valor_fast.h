@@ -86,23 +86,38 @@ rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t snap,
 /*
  * Halves of a cell read at the word @snap, where the same site read its
  * group at that word, or at the same version, before (a sweep over an
- * array): that entry takes them.  *@slot is where a new entry for the
- * group and site goes.
+ * array): that entry takes them.  The entry's index is at one of the
+ * (group, site)'s two slots (rgroup_slot()).  *@slot is where a new
+ * entry for the group and site goes: the slot of an older entry of
+ * theirs, else a free one, else the first.
  */
 static inline __attribute__((always_inline)) bool
 rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t snap,
 		uint8_t m, uint64_t site, uint32_t **slot)
 {
 	uint64_t group = rlog_group(cell);
+	uint32_t i = rgroup_slot(group, site,
+				 rgroup_mask_for(th->rlog_n, th->rgroup_mask));
 	struct rlog_entry *e;
 
-	*slot = &th->rgroup[rgroup_slot(
-		group, site, rgroup_mask_for(th->rlog_n, th->rgroup_mask))];
-	if (!rlog_halves(m) || !**slot || **slot > th->rlog_n)
+	*slot = &th->rgroup[i];
+	if (!rlog_halves(m))
 		return false;
-	e = &th->rlog[**slot - 1];
-	if (rlog_group(e->cell) != group || e->site != site ||
-	    (e->snapshot != snap && !rlog_same_version(e->snapshot, snap, m)))
+	for (unsigned way = 0;; way++, i ^= RGROUP_LINE_SLOTS) {
+		uint32_t k = th->rgroup[i];
+
+		if (!k || k > th->rlog_n) {
+			*slot = &th->rgroup[i];
+			return false;
+		}
+		e = &th->rlog[k - 1];
+		if (rlog_group(e->cell) == group && e->site == site)
+			break;
+		if (way)
+			return false;
+	}
+	*slot = &th->rgroup[i];
+	if (e->snapshot != snap && !rlog_same_version(e->snapshot, snap, m))
 		return false;
 	if (e->cell == cell)
 		rlog_mask_add(e, m);
