@@ -183,6 +183,16 @@ static uint64_t conflicts_of(const struct valor_thread *th)
 	return th->st.conflicts;
 }
 
+/* Bytes from an access's first to past its last element; fits 64 bits. */
+static uint64_t access_span(const struct valor_event *ev)
+{
+	if (!(ev->flags & VALOR_EVF_STRIDED) || !VALOR_ACCESS_COUNT(ev->arg))
+		return ev->size;
+	return (uint64_t)VALOR_ACCESS_STRIDE(ev->arg) *
+		       (VALOR_ACCESS_COUNT(ev->arg) - 1) +
+	       ev->size;
+}
+
 static int check(const struct valor_event *ev)
 {
 	if (ev->kind == VALOR_EV_NONE || ev->kind > VALOR_EV_KIND_MAX ||
@@ -190,7 +200,10 @@ static int check(const struct valor_event *ev)
 		return -EINVAL;
 	switch (ev->kind) {
 	case VALOR_EV_ACCESS:
-		if (!ev->size || !shadow_addr_ok(ev->addr, ev->size))
+		if (!ev->size || !shadow_addr_ok(ev->addr, access_span(ev)))
+			return -EINVAL;
+		if ((ev->flags & VALOR_EVF_STRIDED) &&
+		    !VALOR_ACCESS_COUNT(ev->arg))
 			return -EINVAL;
 		break;
 	case VALOR_EV_FREE:
@@ -263,8 +276,15 @@ int valor_replay_event(struct valor_replay *r, const struct valor_event *ev)
 		valor_release(th, ev->addr);
 		break;
 	case VALOR_EV_ACCESS:
-		valor_access(th, ev->addr, ev->size,
-			     ev->flags & VALOR_EVF_WRITE, ev->ip);
+		if (ev->flags & VALOR_EVF_STRIDED)
+			valor_access_strided(th, ev->addr, ev->size,
+					     VALOR_ACCESS_STRIDE(ev->arg),
+					     VALOR_ACCESS_COUNT(ev->arg),
+					     ev->flags & VALOR_EVF_WRITE,
+					     ev->ip);
+		else
+			valor_access(th, ev->addr, ev->size,
+				     ev->flags & VALOR_EVF_WRITE, ev->ip);
 		break;
 	case VALOR_EV_FREE:
 	case VALOR_EV_MUNMAP:

@@ -93,8 +93,26 @@ struct coverage {
 	size_t quarter[4]; /* where in the trace first conflicts fall */
 	size_t alone; /* traces in which a thread ran alone */
 	size_t alone_conflicting; /* ... and which had a conflict */
+	size_t strided_first; /* first conflicts a strided access took part in */
 	size_t bad;
 };
+
+static bool is_strided(const struct valor_event *e)
+{
+	return e->kind == VALOR_EV_ACCESS && (e->flags & VALOR_EVF_STRIDED);
+}
+
+/* Whether a strided access makes or meets the first conflict. */
+static bool strided_at_first(const struct valor_event *ev,
+			     const struct oracle_result *o)
+{
+	if (is_strided(&ev[o->first]))
+		return true;
+	for (size_t i = 0; i < o->nwitnesses; i++)
+		if (is_strided(&ev[o->witnesses[i].earlier]))
+			return true;
+	return false;
+}
 
 static uint64_t env_u64(const char *name, uint64_t dflt, bool *set)
 {
@@ -360,6 +378,7 @@ static enum outcome compare(const struct config *cfg,
 			cov->clean++;
 		} else {
 			cov->conflicting++;
+			cov->strided_first += strided_at_first(ev, &o);
 			cov->quarter[o.first * 4 / n]++;
 			for (size_t i = 0; i < o.nkeys; i++)
 				cov->keys[o.keys[i].kind]++;
@@ -562,6 +581,8 @@ static void run_config(struct __test_metadata *_metadata,
 	printf("# %s: traces with a thread that ran alone: %zu (%zu with "
 	       "conflicts)\n",
 	       cfg->name, cov.alone, cov.alone_conflicting);
+	printf("# %s: first conflicts with a strided access on a side: %zu\n",
+	       cfg->name, cov.strided_first);
 	if (cov.bad)
 		TH_LOG("%s: %zu of %zu traces differ from the oracle (seed "
 		       "0x%llx)",
@@ -580,6 +601,8 @@ static void run_config(struct __test_metadata *_metadata,
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_RW]);
 	/* Skipping a lone thread's accesses was checked. */
 	EXPECT_LT((size_t)0, cov.alone_conflicting);
+	/* So were strided accesses, in conflicts. */
+	EXPECT_LT((size_t)0, cov.strided_first);
 }
 
 TEST(valor_rfr)

@@ -32,7 +32,23 @@ static const unsigned int event_kinds[] = {
 static const unsigned int event_flags[] = {
 	VALOR_EVF_WRITE,       VALOR_EVF_KERNEL,   VALOR_EVF_ATOMIC,
 	VALOR_EVF_FIRST_TOUCH, VALOR_EVF_EMULATED, VALOR_EVF_STEPPED,
+	VALOR_EVF_STRIDED,
 };
+
+/* A strided access's stride and count survive the trip through @arg. */
+TEST(strided_arg_round_trip)
+{
+	static const __u32 v[] = { 0, 1, 16, 0x80000000U, 0xffffffffU };
+
+	for (size_t i = 0; i < ARRAY_LEN(v); i++) {
+		for (size_t j = 0; j < ARRAY_LEN(v); j++) {
+			__u64 arg = VALOR_ACCESS_STRIDED(v[i], v[j]);
+
+			EXPECT_EQ(v[i], VALOR_ACCESS_STRIDE(arg));
+			EXPECT_EQ(v[j], VALOR_ACCESS_COUNT(arg));
+		}
+	}
+}
 
 TEST(event_layout)
 {

@@ -427,16 +427,24 @@ static void record(struct oracle *o, size_t i, long t, struct byte_hist *h,
 	};
 }
 
+/* A strided access is its elements, one after the other, in order. */
 static void access_bytes(struct oracle *o, size_t i, long t)
 {
 	const struct valor_event *e = &o->ev[i];
 	bool is_write = e->flags & VALOR_EVF_WRITE;
+	bool strided = e->flags & VALOR_EVF_STRIDED;
+	uint64_t count = strided ? VALOR_ACCESS_COUNT(e->arg) : 1;
+	uint64_t stride = strided ? VALOR_ACCESS_STRIDE(e->arg) : 0;
 
-	for (uint64_t a = e->addr; a < e->addr + e->size; a++) {
-		struct byte_hist *h = byte_hist(o, a);
+	for (uint64_t k = 0; k < count; k++) {
+		uint64_t first = e->addr + k * stride;
 
-		check_byte(o, i, t, h, is_write);
-		record(o, i, t, h, is_write);
+		for (uint64_t a = first; a < first + e->size; a++) {
+			struct byte_hist *h = byte_hist(o, a);
+
+			check_byte(o, i, t, h, is_write);
+			record(o, i, t, h, is_write);
+		}
 	}
 }
 
@@ -485,6 +493,9 @@ static int apply(struct oracle *o, size_t i)
 	}
 	if (e->kind == VALOR_EV_ACCESS && e->size == 0)
 		return fail(o, i, -EINVAL, "zero-sized access");
+	if (e->kind == VALOR_EV_ACCESS && (e->flags & VALOR_EVF_STRIDED) &&
+	    !VALOR_ACCESS_COUNT(e->arg))
+		return fail(o, i, -EINVAL, "strided access of no elements");
 	if ((e->kind == VALOR_EV_THREAD_CREATE ||
 	     e->kind == VALOR_EV_THREAD_JOIN) &&
 	    e->arg > UINT32_MAX)

@@ -29,6 +29,15 @@
 #define T_WR(t, a, n)                                      \
 	T_EV(VALOR_EV_ACCESS, t, .addr = (a), .size = (n), \
 	     .flags = VALOR_EVF_WRITE)
+/* @count elements of @n bytes, @stride apart (valor_access_strided()) */
+#define T_RDS(t, a, n, stride, count)                      \
+	T_EV(VALOR_EV_ACCESS, t, .addr = (a), .size = (n), \
+	     .flags = VALOR_EVF_STRIDED,                   \
+	     .arg = VALOR_ACCESS_STRIDED(stride, count))
+#define T_WRS(t, a, n, stride, count)                      \
+	T_EV(VALOR_EV_ACCESS, t, .addr = (a), .size = (n), \
+	     .flags = VALOR_EVF_WRITE | VALOR_EVF_STRIDED, \
+	     .arg = VALOR_ACCESS_STRIDED(stride, count))
 #define T_FREE(t, a, n) T_EV(VALOR_EV_FREE, t, .addr = (a), .arg = (n))
 #define T_END(t) T_EV(VALOR_EV_REGION_END, t, .arg = 0)
 #define T_VALIDATE(t) T_EV(VALOR_EV_VALIDATE, t, .arg = 0)

@@ -214,16 +214,50 @@ static bool alone(struct gen *g, uint32_t c)
 	return c == 0 && !g->created_any;
 }
 
+/*
+ * A strided access within [lo, hi) (valor_access_strided()): two or more
+ * elements of 1-8 bytes, 0-16 bytes apart beyond their size.  Half are
+ * 8 bytes every 16 from a cell boundary, the red-black sweep that Valor
+ * takes as runs of every other cell.  False if no two elements fit.
+ */
+static bool pick_strided(struct gen *g, uint32_t lo, uint32_t hi, uint32_t *off,
+			 uint32_t *size, uint64_t *arg)
+{
+	static const uint32_t sizes[] = { 1, 2, 4, 8 };
+	uint32_t s, stride, most, count, span, o;
+	bool sweep = chance(g, 1, 2);
+
+	s = sweep ? 8 : sizes[rnd(g, sizeof(sizes) / sizeof(sizes[0]))];
+	stride = sweep ? 16 : s + rnd(g, 17);
+	if (hi - lo < stride + s)
+		return false;
+	most = (hi - lo - s) / stride + 1;
+	count = 2 + rnd(g, most - 1);
+	span = (count - 1) * stride + s;
+	o = lo + rnd(g, hi - lo - span + 1);
+	if (sweep && o / 8 * 8 >= lo)
+		o = o / 8 * 8;
+	*off = o;
+	*size = s;
+	*arg = VALOR_ACCESS_STRIDED(stride, count);
+	return true;
+}
+
 static void do_access(struct gen *g, uint32_t c, uint64_t base, uint32_t lo,
 		      uint32_t hi, bool is_write)
 {
 	struct valor_event e = event(VALOR_EV_ACCESS, c);
 	uint32_t off, size;
+	uint64_t arg;
 
-	pick_range(g, lo, hi, &off, &size);
+	e.flags = is_write ? VALOR_EVF_WRITE : 0;
+	if (chance(g, 1, 10) && pick_strided(g, lo, hi, &off, &size, &arg)) {
+		e.flags |= VALOR_EVF_STRIDED;
+		e.arg = arg;
+	} else
+		pick_range(g, lo, hi, &off, &size);
 	e.addr = base + off;
 	e.size = size;
-	e.flags = is_write ? VALOR_EVF_WRITE : 0;
 	emit(g, e);
 }
 
@@ -519,6 +553,15 @@ void tracegen_print(const struct valor_event *ev, size_t n, size_t mark)
 			print_sync(e, "T_REL", "VALOR_EV_RELEASE");
 			break;
 		case VALOR_EV_ACCESS:
+			if (e->flags & VALOR_EVF_STRIDED) {
+				printf("%s(%u, 0x%llx, %u, %u, %u),",
+				       e->flags & VALOR_EVF_WRITE ? "T_WRS" :
+								    "T_RDS",
+				       e->tid, addr, e->size,
+				       VALOR_ACCESS_STRIDE(arg),
+				       VALOR_ACCESS_COUNT(arg));
+				break;
+			}
 			printf("%s(%u, 0x%llx, %u),",
 			       e->flags & VALOR_EVF_WRITE ? "T_WR" : "T_RD",
 			       e->tid, addr, e->size);

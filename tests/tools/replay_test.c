@@ -895,6 +895,15 @@ static const struct bad_text bad_texts[] = {
 	/* Would need gigabytes of metadata: refused up front. */
 	{ "T1 read x 4\nT1 write 0 4294967295\n",
 	  "<stdin>:2: error:", "touch more than 268435456 bytes" },
+	/* Strided accesses: count= and stride= on reads and writes only. */
+	{ "T1 write x 8 stride=16\n", "<stdin>:1:", "stride= needs count=" },
+	{ "T1 read x 8 count=0\n", "<stdin>:1:19:", "count must be 1 to" },
+	{ "T1 read x 8 count=2 count=3\n", "<stdin>:1:", "given twice" },
+	{ "T1 free x 8 count=2\n", "<stdin>:1:", "unknown attribute" },
+	{ "T1 read 0xfffffffffffffff0 8 count=3 stride=8\n",
+	  "<stdin>:1:", "run past the end of the address space" },
+	{ "T1 write 0x1000 1 count=4294967295 stride=0\n",
+	  "<stdin>:1: error:", "touch more than 268435456 bytes" },
 };
 
 TEST(malformed_text_exit_1)
@@ -935,6 +944,25 @@ TEST(text_features)
 	TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "T1 write at line 4"));
 	EXPECT_NE(NULL, strstr(r.out, "T2 read at ip 0x401234"));
+	run_free(&r);
+
+	/*
+	 * A strided write: its elements conflict, the gaps between them
+	 * do not, and the report shows the whole access.
+	 */
+	VALOR_IN(&r,
+		 "T1 create T2\n"
+		 "T2 write 0x4000 8 count=4 stride=16\n"
+		 "T1 write 0x4008 8\n"
+		 "T1 write 0x4030 4\n",
+		 "replay", "-");
+	EXPECT_EQ(66, r.status) TH_LOG("%s", r.err);
+	EXPECT_NE(NULL, strstr(r.out, "<stdin>:4: valor: write-write conflict "
+				      "on 4 bytes at 0x4030"))
+	TH_LOG("%s", r.out);
+	EXPECT_EQ(NULL, strstr(r.out, "<stdin>:3:")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "1 conflict in 4 events"))
+	TH_LOG("%s", r.out);
 	run_free(&r);
 
 	/* Two files: each replayed on its own, summaries name the file. */

@@ -294,8 +294,16 @@ static void describe_event(const struct trace *t, const struct valor_event *e,
 		snprintf(buf, len, "T%" PRIu32 " %s %s", e->tid, name, addr);
 		break;
 	case VALOR_EV_ACCESS:
-		snprintf(buf, len, "T%" PRIu32 " %s %s %" PRIu32, e->tid, name,
-			 addr, e->size);
+		if (e->flags & VALOR_EVF_STRIDED)
+			snprintf(buf, len,
+				 "T%" PRIu32 " %s %s %" PRIu32 " count=%" PRIu32
+				 " stride=%" PRIu32,
+				 e->tid, name, addr, e->size,
+				 (uint32_t)VALOR_ACCESS_COUNT(e->arg),
+				 (uint32_t)VALOR_ACCESS_STRIDE(e->arg));
+		else
+			snprintf(buf, len, "T%" PRIu32 " %s %s %" PRIu32,
+				 e->tid, name, addr, e->size);
 		break;
 	case VALOR_EV_FREE:
 	case VALOR_EV_MUNMAP:
@@ -578,7 +586,12 @@ static int check_footprint(const struct trace *t, uint64_t limit)
 
 		if (e->kind != VALOR_EV_ACCESS)
 			continue;
-		r = footprint_add(&fp, e->addr, e->size);
+		if (e->flags & VALOR_EVF_STRIDED)
+			r = footprint_add_strided(&fp, e->addr, e->size,
+						  VALOR_ACCESS_STRIDE(e->arg),
+						  VALOR_ACCESS_COUNT(e->arg));
+		else
+			r = footprint_add(&fp, e->addr, e->size);
 		if (r == 0)
 			continue;
 		ret = -1;

@@ -84,3 +84,19 @@ int footprint_add(struct footprint *f, uint64_t addr, uint64_t size)
 	}
 	return 0;
 }
+
+int footprint_add_strided(struct footprint *f, uint64_t addr, uint64_t size,
+			  uint64_t stride, uint64_t count)
+{
+	uint64_t budget = f->max_chunks << FOOTPRINT_CHUNK_SHIFT;
+
+	if (size && count > budget / size)
+		return 1;
+	for (uint64_t k = 0; k < count; k++) {
+		int r = footprint_add(f, addr + k * stride, size);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}

@@ -32,4 +32,15 @@ void footprint_destroy(struct footprint *f);
  */
 int footprint_add(struct footprint *f, uint64_t addr, uint64_t size);
 
+/*
+ * footprint_add_strided() - count @count elements of @size bytes, the
+ * k-th at @addr + k * @stride
+ *
+ * The analyses also work per element, so more elements than the limit
+ * has bytes for (a stride of 0 repeated 4 billion times) exceed it too.
+ * Return: as footprint_add().
+ */
+int footprint_add_strided(struct footprint *f, uint64_t addr, uint64_t size,
+			  uint64_t stride, uint64_t count);
+
 #endif /* VALOR_TOOL_FOOTPRINT_H */

@@ -235,9 +235,10 @@ static const struct op {
 	{ "join", VALOR_EV_THREAD_JOIN, 0, OP_THREAD, "T1 join T2" },
 	{ "acquire", VALOR_EV_ACQUIRE, 0, OP_ADDR, "T1 acquire LOCK" },
 	{ "release", VALOR_EV_RELEASE, 0, OP_ADDR, "T1 release LOCK" },
-	{ "read", VALOR_EV_ACCESS, 0, OP_ACCESS, "T1 read ADDRESS SIZE" },
+	{ "read", VALOR_EV_ACCESS, 0, OP_ACCESS,
+	  "T1 read ADDRESS SIZE [count=N [stride=BYTES]]" },
 	{ "write", VALOR_EV_ACCESS, VALOR_EVF_WRITE, OP_ACCESS,
-	  "T1 write ADDRESS SIZE" },
+	  "T1 write ADDRESS SIZE [count=N [stride=BYTES]]" },
 	{ "free", VALOR_EV_FREE, 0, OP_RANGE, "T1 free ADDRESS SIZE" },
 	{ "munmap", VALOR_EV_MUNMAP, 0, OP_RANGE, "T1 munmap ADDRESS SIZE" },
 	{ "region-end", VALOR_EV_REGION_END, 0, OP_NONE, "T1 region-end" },
@@ -282,11 +283,17 @@ static const char *operand_words(enum operand o)
 	}
 }
 
-/* Trailing attributes: ip=N (or @N), ts=N, cpu=N. */
+/*
+ * Trailing attributes: ip=N (or @N), ts=N, cpu=N; on a read or write
+ * also count=N and stride=N (a strided access: count elements of the
+ * size, stride bytes apart; the stride defaults to the size).
+ */
 static int parse_attributes(struct parser *p, size_t first,
 			    struct valor_event *ev, bool *explicit_ip)
 {
-	bool seen_ts = false, seen_cpu = false;
+	bool seen_ts = false, seen_cpu = false, seen_count = false;
+	bool seen_stride = false;
+	uint64_t count = 1, stride = ev->size;
 
 	for (size_t i = first; i < p->ntok; i++) {
 		const struct token *tk = &p->tok[i];
@@ -331,12 +338,52 @@ static int parse_attributes(struct parser *p, size_t first,
 				return fail(p, val, "cpu number too large");
 			seen_cpu = true;
 			ev->cpu = (uint32_t)v;
+		} else if (ev->kind == VALOR_EV_ACCESS && klen == 5 &&
+			   !memcmp(tk->s, "count", 5)) {
+			if (seen_count)
+				return fail(p, tk->s, "count= is given twice");
+			if (v == 0 || v > UINT32_MAX)
+				return fail(p, val,
+					    "count must be 1 to %u elements",
+					    UINT32_MAX);
+			seen_count = true;
+			count = v;
+		} else if (ev->kind == VALOR_EV_ACCESS && klen == 6 &&
+			   !memcmp(tk->s, "stride", 6)) {
+			if (seen_stride)
+				return fail(p, tk->s, "stride= is given twice");
+			if (v > UINT32_MAX)
+				return fail(
+					p, val,
+					"stride too large (at most %u bytes)",
+					UINT32_MAX);
+			seen_stride = true;
+			stride = v;
 		} else {
 			return fail(
 				p, tk->s,
-				"unknown attribute '%.*s=' (known: ip=, @, ts=, cpu=)",
+				ev->kind == VALOR_EV_ACCESS ?
+					"unknown attribute '%.*s=' (known: ip=, @, ts=, cpu=, count=, stride=)" :
+					"unknown attribute '%.*s=' (known: ip=, @, ts=, cpu=)",
 				(int)(klen > 40 ? 40 : klen), tk->s);
 		}
+	}
+	if (seen_stride && !seen_count)
+		return fail(p, NULL,
+			    "stride= needs count= (how many elements)");
+	if (seen_count) {
+		/* Both at most 2^32 - 1: the product fits 64 bits. */
+		uint64_t last = stride * (count - 1);
+
+		if (ev->addr + last < ev->addr ||
+		    ev->addr + last + ev->size - 1 < ev->addr + last)
+			return fail(
+				p, NULL,
+				"the %llu elements from 0x%llx run past the end of the address space",
+				(unsigned long long)count,
+				(unsigned long long)ev->addr);
+		ev->flags |= VALOR_EVF_STRIDED;
+		ev->arg = VALOR_ACCESS_STRIDED(stride, count);
 	}
 	return 0;
 }

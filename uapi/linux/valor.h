@@ -25,8 +25,8 @@
 #include <linux/types.h>
 
 /* 2: /dev/valor (ioctls below), PAGE_DISARM and TARGET_EXIT, FIRST_TOUCH,
- * EMULATED and STEPPED flags. */
-#define VALOR_UAPI_VERSION 2
+ * EMULATED and STEPPED flags.  3: the STRIDED flag. */
+#define VALOR_UAPI_VERSION 3
 
 /* "VLOR" in a little-endian dump. */
 #define VALOR_STREAM_MAGIC 0x524f4c56U
@@ -39,7 +39,9 @@
  * @VALOR_EV_ACQUIRE:       @tid acquired the synchronization object @addr
  * @VALOR_EV_RELEASE:       @tid released @addr (a region boundary)
  * @VALOR_EV_ACCESS:        @tid accessed @size bytes at @addr; the access
- *                          is a write when VALOR_EVF_WRITE is set
+ *                          is a write when VALOR_EVF_WRITE is set, and
+ *                          stands for several elements when
+ *                          VALOR_EVF_STRIDED is (see @arg)
  * @VALOR_EV_FREE:          @tid freed the @arg bytes at @addr (history of
  *                          the range is cleared; checked as a write)
  * @VALOR_EV_MUNMAP:        @tid unmapped the @arg bytes at @addr (as FREE)
@@ -81,9 +83,21 @@ enum valor_event_kind {
 #define VALOR_EVF_EMULATED (1U << 4)
 /* valor.ko: a watched access it let through by single-stepping */
 #define VALOR_EVF_STEPPED (1U << 5)
-#define VALOR_EVF_KNOWN                                          \
-	(VALOR_EVF_WRITE | VALOR_EVF_KERNEL | VALOR_EVF_ATOMIC | \
-	 VALOR_EVF_FIRST_TOUCH | VALOR_EVF_EMULATED | VALOR_EVF_STEPPED)
+/*
+ * ACCESS: @arg's count elements of @size bytes, the k-th at @addr + k *
+ * stride (a loop's accesses checked at once); VALOR_ACCESS_STRIDE() and
+ * VALOR_ACCESS_COUNT() take @arg apart, VALOR_ACCESS_STRIDED() makes it.
+ */
+#define VALOR_EVF_STRIDED (1U << 6)
+#define VALOR_EVF_KNOWN                                                   \
+	(VALOR_EVF_WRITE | VALOR_EVF_KERNEL | VALOR_EVF_ATOMIC |          \
+	 VALOR_EVF_FIRST_TOUCH | VALOR_EVF_EMULATED | VALOR_EVF_STEPPED | \
+	 VALOR_EVF_STRIDED)
+
+#define VALOR_ACCESS_STRIDED(stride, count) \
+	((__u64)(__u32)(stride) | (__u64)(__u32)(count) << 32)
+#define VALOR_ACCESS_STRIDE(arg) ((__u32)(arg))
+#define VALOR_ACCESS_COUNT(arg) ((__u32)((arg) >> 32))
 
 /**
  * struct valor_event - one program event, 48 bytes
@@ -96,7 +110,8 @@ enum valor_event_kind {
  * @ip:    site: the instruction pointer or another producer-chosen id
  * @ts_ns: CLOCK_MONOTONIC time of the event, 0 if the producer has none
  * @arg:   kind-specific: child tid (CREATE), joined tid (JOIN), range
- *         length (FREE, MUNMAP), number of dropped events (LOST)
+ *         length (FREE, MUNMAP), number of dropped events (LOST), stride
+ *         and count of a VALOR_EVF_STRIDED access (VALOR_ACCESS_STRIDED())
  */
 struct valor_event {
 	__u16 kind;
