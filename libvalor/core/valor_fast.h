@@ -61,6 +61,26 @@ rlog_same_version(uint64_t then, uint64_t snap, uint8_t m)
 }
 
 /*
+ * A byte-by-byte scan by one site goes on into another cell of the
+ * newest entry's group, at the same word: the entry's cell, read in
+ * whole halves by now, joins the entry's other cells, and the new cell
+ * takes its place.  A sweep over bytes (text, pixels) then costs an
+ * entry per group and site instead of one per cell.  The entry holds
+ * exactly the bytes read, all at its word, by its site.
+ */
+static inline __attribute__((always_inline)) bool
+rlog_slide_newest(struct rlog_entry *e, uint64_t cell, uint64_t snap, uint8_t m,
+		  uint64_t site)
+{
+	if (e->snapshot != snap || e->site != site ||
+	    rlog_group(e->cell) != rlog_group(cell) || !rlog_halves(e->mask))
+		return false;
+	rlog_more_add(e, e->cell & (RLOG_GROUP_CELLS - 1), e->mask);
+	e->cell_mask = cell | (uint64_t)m << RLOG_MASK_SHIFT;
+	return true;
+}
+
+/*
  * More bytes of the cell the newest entry is for, at the same word (a
  * byte-by-byte scan), or read by the same site at the version the entry
  * saw them at (so that a report still names the read): the entry takes
@@ -75,9 +95,10 @@ rlog_join_newest(struct valor_thread *th, uint64_t cell, uint64_t snap,
 	if (!th->rlog_n)
 		return false;
 	e = &th->rlog[th->rlog_n - 1];
-	if (e->cell != cell ||
-	    (e->snapshot != snap &&
-	     (e->site != site || !rlog_same_version(e->snapshot, snap, m))))
+	if (e->cell != cell)
+		return rlog_slide_newest(e, cell, snap, m, site);
+	if (e->snapshot != snap &&
+	    (e->site != site || !rlog_same_version(e->snapshot, snap, m)))
 		return false;
 	rlog_mask_add(e, m);
 	return true;
