@@ -281,6 +281,13 @@ static inline uint32_t rgroup_slot(uint64_t group, uint64_t site, uint32_t mask)
 	return ((uint32_t)(h >> 32) << 4 | (uint32_t)(group & 15)) & mask;
 }
 
+/* Whether @e is an entry of @group read by @site: the index's key. */
+static inline bool rgroup_key_is(const struct rlog_entry *e, uint64_t group,
+				 uint64_t site)
+{
+	return rlog_group(e->cell) == group && e->site == site;
+}
+
 /*
  * The part of the index a log of @n entries uses: 8 slots an entry,
  * RGROUP_MIN at least, @full at most.  A short region (a critical

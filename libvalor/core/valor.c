@@ -529,8 +529,8 @@ __attribute__((noinline, cold)) void rgroup_spread(struct valor_thread *th)
 		for (unsigned way = 0; way < 2; way++, i ^= RGROUP_LINE_SLOTS) {
 			uint32_t k = th->rgroup[i];
 
-			if (!k || (rlog_group(th->rlog[k - 1].cell) == group &&
-				   th->rlog[k - 1].site == e->site)) {
+			if (!k ||
+			    rgroup_key_is(&th->rlog[k - 1], group, e->site)) {
 				slot = &th->rgroup[i];
 				break;
 			}

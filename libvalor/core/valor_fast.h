@@ -132,7 +132,7 @@ rlog_join_group(struct valor_thread *th, uint64_t cell, uint64_t snap,
 			return false;
 		}
 		e = &th->rlog[k - 1];
-		if (rlog_group(e->cell) == group && e->site == site)
+		if (rgroup_key_is(e, group, site))
 			break;
 		if (way)
 			return false;

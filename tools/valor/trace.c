@@ -135,3 +135,15 @@ void trace_free(struct trace *t)
 	free(t->site_is_line);
 	memset(t, 0, sizeof(*t));
 }
+
+bool trace_access_wraps(const struct valor_event *ev)
+{
+	uint64_t last = 0;
+
+	/* Both at most 2^32 - 1: the product fits 64 bits. */
+	if (ev->flags & VALOR_EVF_STRIDED)
+		last = (uint64_t)VALOR_ACCESS_STRIDE(ev->arg) *
+		       (VALOR_ACCESS_COUNT(ev->arg) - 1);
+	return ev->addr + last < ev->addr ||
+	       ev->addr + last + (ev->size - 1) < ev->addr + last;
+}

@@ -81,6 +81,12 @@ bool trace_symbolize(const struct trace *t, uint64_t addr, char *buf,
 long trace_site_event(const struct trace *t, uint64_t site);
 
 /* Parsers, used by trace_load(); both print their own errors. */
+/*
+ * Whether access @ev (every element of a strided one) runs past the end
+ * of the address space; its size and count are at least 1.
+ */
+bool trace_access_wraps(const struct valor_event *ev);
+
 int trace_parse_text(struct trace *t, const char *buf, size_t len);
 int trace_read_binary(struct trace *t, const unsigned char *buf, size_t len);
 

@@ -45,20 +45,13 @@ static const char *event_problem(const struct valor_event *ev)
 	case VALOR_EV_ACCESS:
 		if (ev->size == 0)
 			return "access of 0 bytes";
-		if (ev->flags & VALOR_EVF_STRIDED) {
-			uint64_t count = VALOR_ACCESS_COUNT(ev->arg);
-			uint64_t last = VALOR_ACCESS_STRIDE(ev->arg) *
-					(count ? count - 1 : 0);
-
-			if (!count)
-				return "strided access of 0 elements";
-			if (ev->addr + last < ev->addr ||
-			    ev->addr + last + ev->size - 1 < ev->addr + last)
-				return "strided access runs past the end of the address space";
-			break;
-		}
-		if (ev->addr + ev->size - 1 < ev->addr)
-			return "access runs past the end of the address space";
+		if ((ev->flags & VALOR_EVF_STRIDED) &&
+		    !VALOR_ACCESS_COUNT(ev->arg))
+			return "strided access of 0 elements";
+		if (trace_access_wraps(ev))
+			return ev->flags & VALOR_EVF_STRIDED ?
+				       "strided access runs past the end of the address space" :
+				       "access runs past the end of the address space";
 		break;
 	case VALOR_EV_FREE:
 	case VALOR_EV_MUNMAP:

@@ -372,18 +372,14 @@ static int parse_attributes(struct parser *p, size_t first,
 		return fail(p, NULL,
 			    "stride= needs count= (how many elements)");
 	if (seen_count) {
-		/* Both at most 2^32 - 1: the product fits 64 bits. */
-		uint64_t last = stride * (count - 1);
-
-		if (ev->addr + last < ev->addr ||
-		    ev->addr + last + ev->size - 1 < ev->addr + last)
+		ev->flags |= VALOR_EVF_STRIDED;
+		ev->arg = VALOR_ACCESS_STRIDED(stride, count);
+		if (trace_access_wraps(ev))
 			return fail(
 				p, NULL,
 				"the %llu elements from 0x%llx run past the end of the address space",
 				(unsigned long long)count,
 				(unsigned long long)ev->addr);
-		ev->flags |= VALOR_EVF_STRIDED;
-		ev->arg = VALOR_ACCESS_STRIDED(stride, count);
 	}
 	return 0;
 }
