@@ -704,6 +704,65 @@ bool coalescable(Loop *L, const TargetLibraryInfo &TLI,
 }
 
 /*
+ * A loop count ScalarEvolution gives for a step that is a value divides
+ * by that value (fft's `i += len`: (max(n, 1) - 1) /u len), which it
+ * will not expand where the divisor may be zero.  Where the loop runs
+ * the step is not zero, so dividing by umax(step, 1) gives the same
+ * count there, and the check made before the loop never divides by
+ * zero on a path that skips it.
+ */
+struct GuardDivisors : SCEVRewriteVisitor<GuardDivisors> {
+	using SCEVRewriteVisitor::SCEVRewriteVisitor;
+
+	const SCEV *visitUDivExpr(const SCEVUDivExpr *E)
+	{
+		const SCEV *L = visit(E->getLHS()), *R = visit(E->getRHS());
+
+		if (!isa<SCEVConstant>(R))
+			R = SE.getUMaxExpr(R, SE.getOne(R->getType()));
+		return SE.getUDivExpr(L, R);
+	}
+};
+
+/* Whether @S is umax(X, 1): a divisor GuardDivisors made. */
+static bool isGuardedDivisor(const SCEV *S)
+{
+	auto *Max = dyn_cast<SCEVUMaxExpr>(S);
+
+	if (!Max)
+		return false;
+	for (const SCEV *Op : Max->operands())
+		if (Op->isOne())
+			return true;
+	return false;
+}
+
+/*
+ * For the safety test only: @S with each division by a guarded divisor
+ * replaced by its operands, which is safe to expand where they are.
+ */
+struct UndivideGuarded : SCEVRewriteVisitor<UndivideGuarded> {
+	using SCEVRewriteVisitor::SCEVRewriteVisitor;
+
+	const SCEV *visitUDivExpr(const SCEVUDivExpr *E)
+	{
+		const SCEV *L = visit(E->getLHS()), *R = visit(E->getRHS());
+
+		if (isGuardedDivisor(E->getRHS()))
+			return SE.getAddExpr(L, R);
+		return SE.getUDivExpr(L, R);
+	}
+};
+
+static bool safeToExpandAt(const SCEV *S, const Instruction *At,
+			   ScalarEvolution &SE)
+{
+	UndivideGuarded U(SE);
+
+	return isSafeToExpandAt(U.visit(S), At, SE);
+}
+
+/*
  * Accesses of one loop that walk memory together: same kind, same step
  * (a constant or a value invariant in the loop), first addresses a
  * constant apart.  Spans are the bytes each member touches in the first
@@ -915,20 +974,28 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	SmallVector<CoalesceGroup, 16> Groups;
 	DenseMap<Loop *, bool> Ok;
 	SmallVector<bool, 64> Moved(Accesses.size(), false);
-	/* @L's backedge-taken count, as an address-sized integer. */
+	/*
+	 * @L's backedge-taken count, as an address-sized integer, with
+	 * its divisors guarded (GuardDivisors), or null.
+	 */
+	DenseMap<Loop *, const SCEV *> Counts;
 	auto Btc = [&](Loop *L) {
-		return SE.getTruncateOrZeroExtend(SE.getBackedgeTakenCount(L),
-						  IntPtr);
+		auto It = Counts.find(L);
+		if (It != Counts.end())
+			return It->second;
+		const SCEV *N = SE.getBackedgeTakenCount(L);
+		if (isa<SCEVCouldNotCompute>(N))
+			N = nullptr;
+		else
+			N = GuardDivisors(SE).visit(
+				SE.getTruncateOrZeroExtend(N, IntPtr));
+		return Counts.insert({ L, N }).first->second;
 	};
-	/* Whether @L is coalescable() with a count ScalarEvolution knows. */
+	/* Whether @L is coalescable() with a count. */
 	auto LoopOk = [&](Loop *L) {
 		auto It = Ok.find(L);
 		if (It == Ok.end())
-			It = Ok.insert({ L,
-					 coalescable(L, TLI) &&
-						 !isa<SCEVCouldNotCompute>(
-							 SE.getBackedgeTakenCount(
-								 L)) })
+			It = Ok.insert({ L, coalescable(L, TLI) && Btc(L) })
 				     .first;
 		return It->second;
 	};
@@ -1205,11 +1272,11 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		auto Expandable = [&](const Nest &N) {
 			Instruction *At =
 				N.At->getLoopPreheader()->getTerminator();
-			bool Ok = isSafeToExpandAt(N.Base, At, SE);
+			bool Ok = safeToExpandAt(N.Base, At, SE);
 
 			for (auto &D : N.Dims)
-				Ok &= isSafeToExpandAt(D.first, At, SE) &&
-				      isSafeToExpandAt(D.second, At, SE);
+				Ok &= safeToExpandAt(D.first, At, SE) &&
+				      safeToExpandAt(D.second, At, SE);
 			for (auto &Gd : N.Guards)
 				if (auto *CI = dyn_cast<Instruction>(Gd.first))
 					Ok &= DT.dominates(CI, At);

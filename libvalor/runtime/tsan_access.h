@@ -56,13 +56,34 @@ struct nest_dim {
 	size_t count;
 };
 
-/* The block of a nest at indices @idx, one per dimension of @d. */
+/*
+ * The block of a nest at indices @idx, one per dimension of @d; the
+ * last block (each index at its count - 1) when @idx is NULL.
+ */
 static inline uintptr_t nest_block_at(uintptr_t base, const struct nest_dim *d,
 				      unsigned n, const size_t *idx)
 {
 	for (unsigned k = 0; k < n; k++)
-		base += (uintptr_t)d[k].stride * idx[k];
+		base += (uintptr_t)d[k].stride *
+			(idx ? idx[k] : d[k].count - 1);
 	return base;
+}
+
+/*
+ * Whether a nest's blocks of @extent bytes (strides positive, counts
+ * nonzero) fill at least half of the bytes from the first to the end
+ * of the last.
+ */
+static inline bool nest_is_close(size_t extent, const struct nest_dim *d,
+				 unsigned n)
+{
+	size_t blocks = 1, hull = extent;
+
+	for (unsigned k = 0; k < n; k++) {
+		blocks *= d[k].count;
+		hull += (size_t)d[k].stride * (d[k].count - 1);
+	}
+	return blocks * extent * 2 >= hull;
 }
 
 /* Step @idx to the next block, innermost first; false after the last. */

@@ -357,6 +357,11 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "transpose_tile", "__tsan_write16", 0);
 	EXPECT_CALLS(self->ir, "column_sums_locked", "__valor_pass_read_nest",
 		     0);
+	/* A loop stepping by a value: its count divides by the step. */
+	EXPECT_CALLS(self->ir, "butterfly_stage", "__valor_pass_read_nest", 2);
+	EXPECT_CALLS(self->ir, "butterfly_stage", "__valor_pass_write_nest", 2);
+	EXPECT_CALLS(self->ir, "butterfly_stage", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "butterfly_stage", "__tsan_write_range", 0);
 
 	/* -valor-coalesce-writes=0 leaves the writes to their checks. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "coalesced_reads", COALESCE,
@@ -573,7 +578,9 @@ TEST_F_TIMEOUT(shapes, strided_loops_report_exactly_the_races, 180)
  * the runtime's nest entry point, given every other element of two rows,
  * reports T1's write of one of them and none of its writes in between;
  * a tile of a transpose reports T1's write in it and none of T1's
- * accesses to the rest of the tile's rows.
+ * accesses to the rest of the tile's rows; an FFT stage's butterflies,
+ * whose loop steps by a value, report T1's write of an element of the
+ * stage and none of its writes just past it.
  */
 TEST_F_TIMEOUT(shapes, loop_nests_report_exactly_the_races, 180)
 {
@@ -581,9 +588,10 @@ TEST_F_TIMEOUT(shapes, loop_nests_report_exactly_the_races, 180)
 		{ "racy: write", "racy: read" },
 		{ "nest: write", "nest: read" },
 		{ "tile: write", "tile: read" },
+		{ "stage: write", "stage: read" },
 	};
 
-	expect_exact_races(_metadata, self, "nest_ranges", races, 3);
+	expect_exact_races(_metadata, self, "nest_ranges", races, 4);
 }
 
 /*

@@ -18,6 +18,16 @@
  * source row the tile reads and one element in it, and reads the rest
  * of each destination row the tile writes: only the write in the tile
  * is a conflict, at the lines marked tile.
+ *
+ * Then a stage of an FFT's butterflies, out of place, whose loop over i
+ * steps by a value (two nests before it, each the halves of every len
+ * elements of the input).  T2 has read the first 28 elements already,
+ * so the runtime finds the a halves' blocks all read from one look at
+ * the filter, but not the b halves', whose last block it walks.  T1
+ * writes the elements just past the stage's and one in that last
+ * block: only that one is a conflict, at the lines marked stage; a
+ * count one too many would take in T1's others, and a look at the
+ * filter that ended a block short would miss it.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -37,6 +47,10 @@ struct pair {
 	double re, im;
 } src[TILE_N * TILE_N], dst[TILE_N * TILE_N];
 double gap_sum;
+
+#define STAGE_N 32 /* elements of one butterfly stage; the input has more */
+struct pair stage_in[STAGE_N + 16], stage_out[STAGE_N];
+double stage_sum;
 
 void __valor_pass_read_nest(void *base, size_t size, intptr_t stride1,
 			    size_t count1, intptr_t stride2, size_t count2,
@@ -82,6 +96,40 @@ __attribute__((noinline)) void transpose_tile(struct pair *to,
 			to[r * n + c] = from[c * n + r]; /* tile: read */
 }
 
+/* Butterflies of length @len over in[0, n) into out. */
+void butterfly_stage(struct pair *out, const struct pair *in, long n, long len);
+
+__attribute__((noinline)) void
+butterfly_stage(struct pair *out, const struct pair *in, long n, long len)
+{
+	long half = len / 2;
+
+	/*
+	 * Vectorized, the inner loop would run after overlap tests of in
+	 * and out that change with i: no nest to test.
+	 */
+	for (long i = 0; i < n; i += len)
+#pragma clang loop vectorize(disable) unroll(disable)
+		for (long j = 0; j < half; j++) {
+			struct pair a = in[i + j],
+				    b = in[i + j + half]; /* stage: read */
+
+			out[i + j].re = a.re + b.re;
+			out[i + j].im = a.im + b.im;
+			out[i + j + half].re = a.re - b.re;
+			out[i + j + half].im = a.im - b.im;
+		}
+}
+
+__attribute__((noinline)) static double sum_pairs(const struct pair *p, long n)
+{
+	double s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += p[i].re + p[i].im;
+	return s;
+}
+
 /* The tile is dst rows [8, 24), columns [16, 32): src's the other way. */
 static void tile_gaps(void)
 {
@@ -100,6 +148,9 @@ static void *t1_fn(void *arg)
 	(void)arg;
 	tile_gaps();
 	src[20 * TILE_N + 10].im = 3; /* tile: write */
+	for (long i = STAGE_N; i < STAGE_N + 16; i++)
+		stage_in[i].re = 1;
+	stage_in[29].im = 5; /* stage: write */
 	fill(m, ROWS / 4 * COLS, 1);
 	fill(m + 3 * ROWS / 4 * COLS, ROWS / 4 * COLS, 1);
 	m[(ROWS / 4 + 3) * COLS + 5] = 2; /* racy: write */
@@ -134,6 +185,8 @@ static void *t2_fn(void *arg)
 	/* nest: read */ __valor_pass_read_nest(g, sizeof(g[0]), 16, 4, 128, 2,
 						0, 1);
 	transpose_tile(dst, src, TILE_N, 8, 24, 16, 32);
+	stage_sum = sum_pairs(stage_in, STAGE_N - 4);
+	butterfly_stage(stage_out, stage_in, STAGE_N, 8);
 	sched_done(2);
 	return NULL;
 }

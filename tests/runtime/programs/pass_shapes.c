@@ -398,6 +398,28 @@ void transpose_tile(struct pair *dst, const struct pair *src, long n, long r0,
 			dst[r * n + c] = src[c * n + r];
 }
 
+/*
+ * Two nests of each kind, before the loop over i: an FFT stage's
+ * butterflies, out of place.  The loop over i steps by a value, so its
+ * count divides by it; a and b are each the half of every len elements,
+ * a block each.  Checked in the inner loop instead, they would be ranges
+ * made once per i.
+ */
+void butterfly_stage(struct pair *out, const struct pair *in, long n, long len)
+{
+	long half = len / 2;
+
+	for (long i = 0; i < n; i += len)
+		for (long j = 0; j < half; j++) {
+			struct pair a = in[i + j], b = in[i + j + half];
+
+			out[i + j].re = a.re + b.re;
+			out[i + j].im = a.im + b.im;
+			out[i + j + half].re = a.re - b.re;
+			out[i + j + half].im = a.im - b.im;
+		}
+}
+
 /* No nest: the middle loop may synchronize between the columns. */
 void column_sums_locked(double *out, const double *b, long n)
 {
