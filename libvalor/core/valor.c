@@ -983,6 +983,69 @@ static struct rlog_entry more_cell(const struct rlog_entry *e, uint64_t cell,
 #define VALIDATE_SPLITS 16
 
 /*
+ * Cell @cell, the @k-th of entry @e's group, against its word in @leaf
+ * (NULL: none): report what was written since, drop it from @e, or
+ * split off the rest of it (validate_entry()).
+ */
+static void validate_more_cell(struct valor_thread *th, struct rlog_entry *e,
+			       shadow_word *leaf, uint64_t cell, unsigned k,
+			       bool keep, struct rlog_entry *split,
+			       unsigned *nsplit)
+{
+	uint64_t w = leaf ? atomic_load_explicit(
+				    &leaf[cell & (SHADOW_LEAF_WORDS - 1)],
+				    memory_order_acquire) :
+			    0;
+	uint8_t which = rlog_more_mask(e, k), bad;
+	struct rlog_entry one;
+
+	if (read_unchanged(th, e->snapshot, which, w))
+		return;
+	one = more_cell(e, cell, which);
+	bad = check_entry_word(th, &one, which, w);
+	if (!bad)
+		return;
+	if (bad != which && keep) {
+		if (*nsplit == VALIDATE_SPLITS ||
+		    th->rlog_n + VALIDATE_SPLITS > th->rlog_cap)
+			return;
+		split[(*nsplit)++] = more_cell(e, cell, which & ~bad);
+	}
+	rlog_more_clear(e, k);
+}
+
+/*
+ * Whether the cell words of @cells, a half group's rlog_more_cells()
+ * from @cell on in @leaf, all are @snapshot, with one branch, not one
+ * per cell: the halves a sweep reads whole, or every other cell of
+ * (ocean's red-black neighbours, each site's entry every other cell),
+ * nobody wrote since.  False for any other shape of @cells.
+ */
+static inline bool half_unchanged(shadow_word *leaf, uint64_t cell,
+				  uint64_t cells, uint64_t snapshot)
+{
+	shadow_word *p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+	unsigned step, i = 0;
+	uint64_t off = 0;
+
+	if (cells == 0x5555555555555555ULL) {
+		step = 1;
+	} else if (cells == 0x1111111111111111ULL) {
+		step = 2;
+	} else if (cells == 0x4444444444444444ULL) {
+		step = 2;
+		i = 1;
+	} else {
+		return false;
+	}
+	for (; i < 32; i += step)
+		off |= atomic_load_explicit(&p[i], memory_order_relaxed) ^
+		       snapshot;
+	atomic_thread_fence(memory_order_acquire);
+	return !off;
+}
+
+/*
  * Validate entry @e against the leaf of its group (NULL: none): report
  * what was written since, drop it from @e.  The rest of a cell partly
  * reported goes to @split when @keep (the log is kept) and there is
@@ -993,7 +1056,6 @@ static void validate_entry(struct valor_thread *th, struct rlog_entry *e,
 			   struct rlog_entry *split, unsigned *nsplit)
 {
 	uint64_t w = 0, base = e->cell & ~(uint64_t)(RLOG_GROUP_CELLS - 1);
-	unsigned k;
 
 	if (e->mask) {
 		if (leaf)
@@ -1004,30 +1066,26 @@ static void validate_entry(struct valor_thread *th, struct rlog_entry *e,
 		if (w != e->snapshot)
 			e->mask &= ~check_entry_word(th, e, e->mask, w);
 	}
-	for_each_more_cell(e, k)
-	{
-		uint64_t cell = base + k;
-		struct rlog_entry one;
-		uint8_t which, bad;
+	for (unsigned h = 0; h < 2; h++) {
+		uint64_t cells = rlog_more_cells(e->more[h]);
+		/*
+		 * The entry's own cell (where a sweep's entry has moved on
+		 * to, its last) completes the shape: its word must match too.
+		 */
+		uint64_t own = (e->cell - base) / 32 == h ?
+				       1ULL << (2 * ((e->cell - base) % 32)) :
+				       0;
 
-		w = leaf ? atomic_load_explicit(
-				   &leaf[cell & (SHADOW_LEAF_WORDS - 1)],
-				   memory_order_acquire) :
-			   0;
-		which = rlog_more_mask(e, k);
-		if (read_unchanged(th, e->snapshot, which, w))
+		if (leaf && cells &&
+		    half_unchanged(leaf, base + h * 32, cells | own,
+				   e->snapshot))
 			continue;
-		one = more_cell(e, cell, which);
-		bad = check_entry_word(th, &one, which, w);
-		if (!bad)
-			continue;
-		if (bad != which && keep) {
-			if (*nsplit == VALIDATE_SPLITS ||
-			    th->rlog_n + VALIDATE_SPLITS > th->rlog_cap)
-				continue;
-			split[(*nsplit)++] = more_cell(e, cell, which & ~bad);
+		for (; cells; cells &= cells - 1) {
+			unsigned k = h * 32 + __builtin_ctzll(cells) / 2;
+
+			validate_more_cell(th, e, leaf, base + k, k, keep,
+					   split, nsplit);
 		}
-		rlog_more_clear(e, k);
 	}
 }
 

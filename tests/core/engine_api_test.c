@@ -1146,6 +1146,73 @@ TEST_F(two_roots, range_read_logs_a_group_of_cells_once)
 }
 
 /*
+ * Every other cell of a group read by one site (a red-black sweep's
+ * neighbours: the even cells of one group, the odd cells of the next)
+ * is one entry per group, and validation looks at the cells it read,
+ * half a group at a time: another thread's writes of a read cell in
+ * either half are conflicts naming the read, its writes of the cells
+ * in between are not.
+ */
+TEST_F(two_roots, every_other_cell_read_is_validated_cell_by_cell)
+{
+	const uint64_t base = 0x7770000;
+	const uint64_t odd = base + 64 * 8 + 8; /* the next group's cell 1 */
+	const uint64_t odd2 = odd + 64 * 8;
+	uint64_t n = reads_logged(self->ctx);
+
+	EXPECT_EQ(0, valor_access_strided(self->t1, base, 8, 16, 32, false, 3));
+	EXPECT_EQ(0, valor_access_strided(self->t1, odd, 8, 16, 32, false, 5));
+	EXPECT_EQ(n + 2, reads_logged(self->ctx));
+
+	/* Unread cells of both groups, in both halves: no conflict. */
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 11, 8, true, 7));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 41, 8, true, 7));
+	EXPECT_EQ(0, valor_access(self->t2, odd + 8 * 9, 8, true, 7));
+	EXPECT_EQ(0, valor_access(self->t2, odd + 8 * 49, 8, true, 7));
+	EXPECT_EQ(0, valor_region_end(self->t2));
+	EXPECT_EQ(0, valor_region_end(self->t1));
+	EXPECT_EQ(0, self->s.n);
+
+	/* The odd cells of a group whose even cells nobody wrote, too. */
+	EXPECT_EQ(0, valor_access_strided(self->t1, base, 8, 16, 32, false, 3));
+	EXPECT_EQ(0, valor_access_strided(self->t1, odd2, 8, 16, 32, false, 5));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 12, 8, true, 8));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 62, 4, true, 9));
+	EXPECT_EQ(0, valor_access(self->t2, odd2 + 8 * 20, 8, true, 10));
+	EXPECT_EQ(0, self->s.n);
+	EXPECT_EQ(3, valor_region_end(self->t1));
+	ASSERT_EQ(3, self->s.n);
+	/* In any order: each write once, with the read of its cell. */
+	for (unsigned i = 0; i < 3; i++) {
+		const struct valor_conflict *c = &self->s.v[i];
+
+		EXPECT_EQ(VALOR_CONFLICT_RW, c->kind);
+		switch (c->second.site) {
+		case 8:
+			EXPECT_EQ(base + 8 * 12, c->addr);
+			EXPECT_EQ(3, c->first.site);
+			break;
+		case 9:
+			EXPECT_EQ(base + 8 * 62, c->addr);
+			EXPECT_EQ(3, c->first.site);
+			break;
+		case 10:
+			EXPECT_EQ(odd2 + 8 * 20, c->addr);
+			EXPECT_EQ(5, c->first.site);
+			break;
+		default:
+			EXPECT_TRUE(false)
+			TH_LOG("a conflict with site %llu",
+			       (unsigned long long)c->second.site);
+		}
+	}
+	EXPECT_NE(self->s.v[0].second.site, self->s.v[1].second.site);
+	EXPECT_NE(self->s.v[1].second.site, self->s.v[2].second.site);
+	EXPECT_NE(self->s.v[0].second.site, self->s.v[2].second.site);
+	EXPECT_EQ(0, valor_region_end(self->t2));
+}
+
+/*
  * A range over cells the region read already, some at other words:
  * the cells the filter holds stay with the entries of their first
  * reads (a conflict names those reads), a cell read by half is logged
