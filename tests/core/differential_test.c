@@ -94,6 +94,7 @@ struct coverage {
 	size_t alone; /* traces in which a thread ran alone */
 	size_t alone_conflicting; /* ... and which had a conflict */
 	size_t strided_first; /* first conflicts a strided access took part in */
+	size_t swept_first; /* ... that an access of the sweep area took part in */
 	size_t bad;
 };
 
@@ -110,6 +111,24 @@ static bool strided_at_first(const struct valor_event *ev,
 		return true;
 	for (size_t i = 0; i < o->nwitnesses; i++)
 		if (is_strided(&ev[o->witnesses[i].earlier]))
+			return true;
+	return false;
+}
+
+static bool in_sweep_area(const struct valor_event *e)
+{
+	return e->kind == VALOR_EV_ACCESS && e->addr >= TRACEGEN_SWEEP_BASE &&
+	       e->addr < TRACEGEN_SWEEP_BASE + TRACEGEN_SWEEP_SIZE;
+}
+
+/* Whether an access of the sweep area makes or meets the first conflict. */
+static bool swept_at_first(const struct valor_event *ev,
+			   const struct oracle_result *o)
+{
+	if (in_sweep_area(&ev[o->first]))
+		return true;
+	for (size_t i = 0; i < o->nwitnesses; i++)
+		if (in_sweep_area(&ev[o->witnesses[i].earlier]))
 			return true;
 	return false;
 }
@@ -379,6 +398,7 @@ static enum outcome compare(const struct config *cfg,
 		} else {
 			cov->conflicting++;
 			cov->strided_first += strided_at_first(ev, &o);
+			cov->swept_first += swept_at_first(ev, &o);
 			cov->quarter[o.first * 4 / n]++;
 			for (size_t i = 0; i < o.nkeys; i++)
 				cov->keys[o.keys[i].kind]++;
@@ -583,6 +603,8 @@ static void run_config(struct __test_metadata *_metadata,
 	       cfg->name, cov.alone, cov.alone_conflicting);
 	printf("# %s: first conflicts with a strided access on a side: %zu\n",
 	       cfg->name, cov.strided_first);
+	printf("# %s: first conflicts in the sweep area: %zu\n", cfg->name,
+	       cov.swept_first);
 	if (cov.bad)
 		TH_LOG("%s: %zu of %zu traces differ from the oracle (seed "
 		       "0x%llx)",
@@ -601,8 +623,9 @@ static void run_config(struct __test_metadata *_metadata,
 	EXPECT_LT((size_t)0, cov.reports[VALOR_CONFLICT_RW]);
 	/* Skipping a lone thread's accesses was checked. */
 	EXPECT_LT((size_t)0, cov.alone_conflicting);
-	/* So were strided accesses, in conflicts. */
+	/* So were strided accesses, in conflicts, and sweeps of many cells. */
 	EXPECT_LT((size_t)0, cov.strided_first);
+	EXPECT_LT((size_t)0, cov.swept_first);
 }
 
 TEST(valor_rfr)

@@ -284,23 +284,58 @@ static uint32_t random_used_tid(struct gen *g)
 	return v[rnd(g, k)];
 }
 
+/*
+ * A sweep of whole cells within [lo, hi) of the sweep area: every cell
+ * (a strided access of 8 bytes every 8) or every other one (every 16),
+ * from a cell boundary.  Else, or if no two cells fit, an access as
+ * do_access() makes them (another thread's write into a swept stretch).
+ */
+static void do_sweep(struct gen *g, uint32_t c, uint32_t lo, uint32_t hi,
+		     bool is_write)
+{
+	struct valor_event e = event(VALOR_EV_ACCESS, c);
+	uint32_t first = (lo + 7) / 8, end = hi / 8, stride, count, most;
+
+	stride = chance(g, 1, 2) ? 8 : 16;
+	if (chance(g, 1, 3) || end <= first ||
+	    (most = (end - first - 1) / (stride / 8) + 1) < 2) {
+		do_access(g, c, TRACEGEN_SWEEP_BASE, lo, hi, is_write);
+		return;
+	}
+	count = 2 + rnd(g, most - 1);
+	first += rnd(g, end - first - ((count - 1) * (stride / 8) + 1) + 1);
+	e.flags = VALOR_EVF_STRIDED | (is_write ? VALOR_EVF_WRITE : 0);
+	e.addr = TRACEGEN_SWEEP_BASE + 8 * (uint64_t)first;
+	e.size = 8;
+	e.arg = VALOR_ACCESS_STRIDED(stride, count);
+	emit(g, e);
+}
+
+/* An access of [lo, hi) of the shared area, or of its sweep twin. */
+static void shared_or_sweep(struct gen *g, uint32_t c, uint32_t lo, uint32_t hi,
+			    bool is_write)
+{
+	if (chance(g, 1, 6))
+		do_sweep(g, c, lo * TRACEGEN_SWEEP_SCALE,
+			 hi * TRACEGEN_SWEEP_SCALE, is_write);
+	else
+		do_access(g, c, TRACEGEN_SHARED_BASE, lo, hi, is_write);
+}
+
 static void shared_access(struct gen *g, uint32_t c)
 {
 	bool is_write = chance(g, 1, 2);
 	int m;
 
 	if (sloppy(g) || alone(g, c)) {
-		do_access(g, c, TRACEGEN_SHARED_BASE, 0, TRACEGEN_SHARED_SIZE,
-			  is_write);
+		shared_or_sweep(g, c, 0, TRACEGEN_SHARED_SIZE, is_write);
 		return;
 	}
 	m = held_mutex(g, c);
 	if (m >= 0)
-		do_access(g, c, TRACEGEN_SHARED_BASE, g->bound[m],
-			  g->bound[m + 1], is_write);
+		shared_or_sweep(g, c, g->bound[m], g->bound[m + 1], is_write);
 	else if (c != SECOND_ROOT)
-		do_access(g, c, TRACEGEN_SHARED_BASE, RO_START,
-			  TRACEGEN_SHARED_SIZE, false);
+		shared_or_sweep(g, c, RO_START, TRACEGEN_SHARED_SIZE, false);
 	else
 		do_access(g, c, private_addr(c), 0, TRACEGEN_PRIVATE_SIZE,
 			  is_write);

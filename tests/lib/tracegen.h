@@ -9,7 +9,12 @@
  * holds), release and acquire "atomic" sync objects unpaired, read and
  * write a 48-byte shared area and their own private bytes with sizes 1..16
  * at any offset (misaligned, crossing 8-byte cells), free subranges, and
- * end regions or validate explicitly.
+ * end regions or validate explicitly.  The shared area has a wide twin,
+ * 32 times its size and laid out alike (each byte of the one guarded as
+ * its 32 bytes of the other): the sweep area, which threads also read
+ * and write as sweeps of whole cells, every cell or every other one, so
+ * that the analyses' paths for many cells read or written at once (a
+ * read log's group entries, write runs) meet the oracle too.
  *
  * About half the traces are disciplined from start to end: every shared
  * access is made under the mutex that guards its bytes (the guarded parts
@@ -38,6 +43,9 @@
 #define TRACEGEN_PRIVATE_SIZE 24
 #define TRACEGEN_MUTEX_BASE 0x30000ULL /* + i * 0x40 */
 #define TRACEGEN_ATOMIC_BASE 0x31000ULL /* + i * 8 */
+#define TRACEGEN_SWEEP_SCALE 32
+#define TRACEGEN_SWEEP_BASE 0x40000ULL /* read-log groups are 512 bytes */
+#define TRACEGEN_SWEEP_SIZE (TRACEGEN_SHARED_SIZE * TRACEGEN_SWEEP_SCALE)
 
 /* splitmix64: a small, well-mixed PRNG (the test never uses rand()). */
 struct tracegen_rng {
