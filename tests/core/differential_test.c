@@ -103,32 +103,21 @@ static bool is_strided(const struct valor_event *e)
 	return e->kind == VALOR_EV_ACCESS && (e->flags & VALOR_EVF_STRIDED);
 }
 
-/* Whether a strided access makes or meets the first conflict. */
-static bool strided_at_first(const struct valor_event *ev,
-			     const struct oracle_result *o)
-{
-	if (is_strided(&ev[o->first]))
-		return true;
-	for (size_t i = 0; i < o->nwitnesses; i++)
-		if (is_strided(&ev[o->witnesses[i].earlier]))
-			return true;
-	return false;
-}
-
 static bool in_sweep_area(const struct valor_event *e)
 {
 	return e->kind == VALOR_EV_ACCESS && e->addr >= TRACEGEN_SWEEP_BASE &&
 	       e->addr < TRACEGEN_SWEEP_BASE + TRACEGEN_SWEEP_SIZE;
 }
 
-/* Whether an access of the sweep area makes or meets the first conflict. */
-static bool swept_at_first(const struct valor_event *ev,
-			   const struct oracle_result *o)
+/* Whether an access that is @what makes or meets the first conflict. */
+static bool at_first(const struct valor_event *ev,
+		     const struct oracle_result *o,
+		     bool (*what)(const struct valor_event *))
 {
-	if (in_sweep_area(&ev[o->first]))
+	if (what(&ev[o->first]))
 		return true;
 	for (size_t i = 0; i < o->nwitnesses; i++)
-		if (in_sweep_area(&ev[o->witnesses[i].earlier]))
+		if (what(&ev[o->witnesses[i].earlier]))
 			return true;
 	return false;
 }
@@ -397,8 +386,8 @@ static enum outcome compare(const struct config *cfg,
 			cov->clean++;
 		} else {
 			cov->conflicting++;
-			cov->strided_first += strided_at_first(ev, &o);
-			cov->swept_first += swept_at_first(ev, &o);
+			cov->strided_first += at_first(ev, &o, is_strided);
+			cov->swept_first += at_first(ev, &o, in_sweep_area);
 			cov->quarter[o.first * 4 / n]++;
 			for (size_t i = 0; i < o.nkeys; i++)
 				cov->keys[o.keys[i].kind]++;
