@@ -229,10 +229,15 @@ static inline bool rlog_entry_empty(const struct rlog_entry *e)
 	return !e->mask && !e->more[0] && !e->more[1];
 }
 
+/* rlog_more_cells() of a half group's every cell, even cells, odd cells. */
+#define RLOG_MORE_ALL 0x5555555555555555ULL
+#define RLOG_MORE_EVEN 0x1111111111111111ULL
+#define RLOG_MORE_ODD 0x4444444444444444ULL
+
 /* One bit (the lower) per cell that bits 2k, 2k + 1 of @more name. */
 static inline uint64_t rlog_more_cells(uint64_t more)
 {
-	return (more | more >> 1) & 0x5555555555555555ULL;
+	return (more | more >> 1) & RLOG_MORE_ALL;
 }
 
 /* Each cell of @e's group it holds halves of: k, the group's cell. */

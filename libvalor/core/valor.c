@@ -1028,11 +1028,11 @@ static inline bool half_unchanged(shadow_word *leaf, uint64_t cell,
 	unsigned step, i = 0;
 	uint64_t off = 0;
 
-	if (cells == 0x5555555555555555ULL) {
+	if (cells == RLOG_MORE_ALL) {
 		step = 1;
-	} else if (cells == 0x1111111111111111ULL) {
+	} else if (cells == RLOG_MORE_EVEN) {
 		step = 2;
-	} else if (cells == 0x4444444444444444ULL) {
+	} else if (cells == RLOG_MORE_ODD) {
 		step = 2;
 		i = 1;
 	} else {
