@@ -363,6 +363,8 @@ static inline uint32_t rgroup_mask_for(uint32_t n, uint32_t full)
 struct rfilter {
 	uint64_t tag[RFILTER_ENTRIES]; /* 0: never valid (rgen starts at 1) */
 	uint8_t mask[RFILTER_ENTRIES][RFILTER_CHUNK_CELLS];
+	/* The last cell's mask bytes may be read as a word (span check). */
+	uint8_t mask_tail[8];
 };
 
 /* The tag of @cell's chunk. */

@@ -296,6 +296,40 @@ rfilter_chunk_full(const uint8_t *m)
 }
 
 /*
+ * Whether the filter holds every byte of [@addr, @addr + @size), @size 1
+ * to 64, for the neighbouring reads the pass checks as one span: a tag
+ * (two where the span crosses into the next chunk) and one word of mask
+ * bytes, about what one access's look costs.  Consecutive cells' mask
+ * bytes are consecutive, across chunks too, so eight of them read as a
+ * little-endian word have bit j for byte j from the first cell's start:
+ * the span's bytes are one run of bits.  A span over more than eight
+ * cells, or across the end of the mask array, is left to the caller's
+ * slow path (false).
+ */
+static inline __attribute__((always_inline)) bool
+rfilter_holds_span(struct valor_thread *th, uintptr_t addr, size_t size)
+{
+	const uint64_t cells = (uint64_t)RFILTER_ENTRIES * RFILTER_CHUNK_CELLS;
+	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
+	uint64_t last = (addr + size - 1) >> CELL_SHIFT;
+	uint64_t need, have;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+		       "the span's mask bytes are read as one word");
+	if ((addr >> SHADOW_ADDR_BITS) || off + size > 64 ||
+	    *rfilter_tag_of(th->rfilter, cell) != rfilter_tag(cell, th->rgen))
+		return false;
+	if (__builtin_expect((cell ^ last) >> RFILTER_CHUNK_SHIFT, 0) &&
+	    (*rfilter_tag_of(th->rfilter, last) !=
+		     rfilter_tag(last, th->rgen) ||
+	     (last & (cells - 1)) < (cell & (cells - 1))))
+		return false;
+	memcpy(&have, rfilter_mask_of(th->rfilter, cell), sizeof(have));
+	need = (~0ULL >> (64 - size)) << off;
+	return (have & need) == need;
+}
+
+/*
  * Whether the filter holds every byte of [@addr, @addr + @len), @len > 0:
  * a range this region has read already, which a read of it again need
  * not log (what the fast check decides for each access, for a whole

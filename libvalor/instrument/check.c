@@ -82,3 +82,25 @@ DEFINE_CHECK(2)
 DEFINE_CHECK(4)
 DEFINE_CHECK(8)
 DEFINE_CHECK(16)
+
+/*
+ * Neighbouring reads of one base the pass checks as one span of @size
+ * bytes, 2 to 64 (valor_pass.cpp, mergeNeighbourReads()): the read
+ * filter's look inline, as for one access; all else, a first read of
+ * any of its bytes included, goes out of line, a cell at a time.
+ */
+void __valor_check_read_span(void *addr, size_t size)
+{
+	struct valor_thread *th = rt_cur_vt;
+
+	if (__builtin_expect(!th, 0))
+		return;
+	if (__builtin_expect(th->mode == THREAD_FAST, 1)) {
+		if (__builtin_expect(
+			    rfilter_holds_span(th, (uintptr_t)addr, size), 1))
+			return;
+	} else if (th->mode == THREAD_ALONE) {
+		return;
+	}
+	__valor_pass_read_span(addr, size);
+}

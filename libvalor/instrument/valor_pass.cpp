@@ -34,6 +34,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Analysis/CaptureTracking.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/PostDominators.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -82,6 +83,7 @@ const char *const TsanAccess[2][5] = {
 	  "__tsan_write16" },
 };
 const char ReadRange[] = "__tsan_read_range";
+const char CheckReadSpan[] = "__valor_check_read_span";
 const char PassReadRange[] = "__valor_pass_read_range";
 const char PassWriteRange[] = "__valor_pass_write_range";
 const char PassReadNest[] = "__valor_pass_read_nest";
@@ -127,6 +129,11 @@ static cl::opt<bool> ClCoalesceGapped(
 	cl::desc("check a nest of stretches with gaps between them (a "
 		 "tile's rows) before its outer loops too"),
 	cl::init(true), cl::Hidden);
+static cl::opt<bool> ClMergeReads(
+	"valor-merge-reads",
+	cl::desc("check neighbouring reads of one base (a struct's "
+		 "fields) once, as one span"),
+	cl::init(true), cl::Hidden);
 static cl::opt<bool> ClStats("valor-stats",
 			     cl::desc("print what the pass did per module"),
 			     cl::init(false), cl::Hidden);
@@ -146,12 +153,15 @@ struct Access {
 	bool IsWrite;
 	/* Whose source line the check names: Inst's unless set. */
 	Instruction *Site = nullptr;
+	/* Reads of Size bytes from Ptr that mergeNeighbourReads() joined. */
+	bool Span = false;
 };
 
 struct Stats {
 	unsigned Checked = 0, Elided = 0, Ranges = 0, Vptrs = 0;
 	unsigned Coalesced = 0, LoopRanges = 0, WritesAtReads = 0;
 	unsigned Atomics = 0, MemOps = 0, Locals = 0, NoSync = 0;
+	unsigned Merged = 0, Spans = 0;
 };
 
 /* Memory orders of the tsan ABI (C11's, in its order). */
@@ -243,6 +253,8 @@ class Instrumenter {
 	bool mayBeShared(Value *Ptr, bool IsWrite);
 	bool elide(Function &F, SmallVectorImpl<Access> &Accesses);
 	void checkWritesAtTheirReads(SmallVectorImpl<Access> &Accesses);
+	void mergeNeighbourReads(Function &F,
+				 SmallVectorImpl<Access> &Accesses);
 	void coalesce(Function &F, SmallVectorImpl<Access> &Accesses);
 	void insertCheck(const Access &A);
 	void lowerAtomic(Instruction *I);
@@ -672,6 +684,237 @@ bool Instrumenter::elide(Function &F, SmallVectorImpl<Access> &Accesses)
 	bool Changed = Kept.size() != Accesses.size();
 	Accesses.assign(Kept.begin(), Kept.end());
 	return Changed;
+}
+
+/*
+ * The widest span of neighbouring reads checked as one: what the span's
+ * look takes in, eight cells from the first one's start.  57 bytes fit
+ * whatever the span's first byte in its cell; 64 need it aligned.
+ */
+const uint64_t MaxSpan = 64, MaxSpanUnaligned = 57;
+
+/*
+ * Whether @I neither may synchronize nor may keep the code after it
+ * from running (a call that may not return, a volatile access).
+ */
+bool passesThrough(const Instruction &I, const TargetLibraryInfo &TLI)
+{
+	return !maySync(I, TLI) &&
+	       isGuaranteedToTransferExecutionToSuccessor(&I);
+}
+
+/*
+ * Whether, once @A runs, @B runs too, later, in the same region, with
+ * every value @A's operands had: @A dominates @B; every path from @A
+ * reaches @B (@B's block post-dominates @A's); nothing on the way may
+ * synchronize or stop it; and no path from @A to @B goes around a loop,
+ * so that a value defined in a loop is the one @A saw.  The blocks
+ * strictly between are all of the innermost loop of both, none of them
+ * its header, so none is on a cycle.
+ */
+bool alwaysFollows(Instruction *A, Instruction *B, const DominatorTree &DT,
+		   const PostDominatorTree &PDT, const LoopInfo &LI,
+		   const TargetLibraryInfo &TLI)
+{
+	BasicBlock *From = A->getParent(), *To = B->getParent();
+	const unsigned Limit = 64;
+
+	if (From == To) {
+		if (!A->comesBefore(B))
+			return false;
+		for (auto It = std::next(A->getIterator()); &*It != B; ++It)
+			if (!passesThrough(*It, TLI))
+				return false;
+		return true;
+	}
+	Loop *L = LI.getLoopFor(From);
+	if (LI.getLoopFor(To) != L || !DT.dominates(A, B) ||
+	    !PDT.dominates(To, From) || (L && L->getHeader() == To))
+		return false;
+	for (auto It = std::next(A->getIterator()); It != From->end(); ++It)
+		if (!passesThrough(*It, TLI))
+			return false;
+	for (auto It = To->begin(); &*It != B; ++It)
+		if (!passesThrough(*It, TLI))
+			return false;
+	SmallPtrSet<BasicBlock *, 16> Seen;
+	SmallVector<BasicBlock *, 16> Work(succ_begin(From), succ_end(From));
+	while (!Work.empty()) {
+		BasicBlock *X = Work.pop_back_val();
+
+		if (X == To || !Seen.insert(X).second)
+			continue;
+		if (X == From || Seen.size() > Limit || LI.getLoopFor(X) != L ||
+		    (L && L->getHeader() == X))
+			return false;
+		for (Instruction &I : *X)
+			if (!passesThrough(I, TLI))
+				return false;
+		for (BasicBlock *S : successors(X))
+			Work.push_back(S);
+	}
+	return true;
+}
+
+/*
+ * Reads of one base at constant offsets (a struct's fields, a point's
+ * three coordinates) whose bytes join into one span of at most MaxSpan
+ * bytes, and which all run whenever the first of them does
+ * (alwaysFollows()): one check of the span, before the first, stands
+ * for all.  Reads are validated at the region's end, so a read logged
+ * a little before it happens, in the same region, is logged as it would
+ * have been; and every byte of the span is one a read of the group
+ * reads: a gap between fields is never checked, so another thread's
+ * writes there stay its own.  The check names the first read's line.
+ * Inline, the span costs one look at the read filter (a tag and a word
+ * of mask bytes) where each read cost one.
+ */
+void Instrumenter::mergeNeighbourReads(Function &F,
+				       SmallVectorImpl<Access> &Accesses)
+{
+	struct Piece {
+		unsigned Idx;
+		int64_t Off; /* from the group's first read */
+	};
+	struct Group {
+		const SCEV *Ptr; /* of its first read */
+		Loop *L;
+		SmallVector<Piece, 4> P;
+	};
+	SmallVector<unsigned, 64> Reads;
+
+	for (unsigned I = 0; I < Accesses.size(); I++) {
+		const Access &A = Accesses[I];
+		auto *LI = dyn_cast<LoadInst>(A.Inst);
+
+		if (!A.IsWrite && !A.Span && A.Size && A.Size <= MaxSpan &&
+		    LI && !LI->isVolatile() && !isVtableAccess(LI) &&
+		    LI->getPointerAddressSpace() == 0)
+			Reads.push_back(I);
+	}
+	if (Reads.size() < 2)
+		return;
+	ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+	PostDominatorTree &PDT = FAM.getResult<PostDominatorTreeAnalysis>(F);
+	LoopInfo &LoopI = FAM.getResult<LoopAnalysis>(F);
+	const TargetLibraryInfo &TLI = FAM.getResult<TargetLibraryAnalysis>(F);
+	SmallVector<bool, 64> Drop(Accesses.size(), false);
+
+	/* Leaders first: a read before the reads that follow it. */
+	DenseMap<BasicBlock *, unsigned> Order;
+	unsigned N = 0;
+	for (auto *Node : depth_first(DT.getRootNode()))
+		Order[Node->getBlock()] = N++;
+	std::stable_sort(Reads.begin(), Reads.end(),
+			 [&](unsigned X, unsigned Y) {
+				 Instruction *I = Accesses[X].Inst,
+					     *J = Accesses[Y].Inst;
+
+				 if (I->getParent() != J->getParent())
+					 return Order.lookup(I->getParent()) <
+						Order.lookup(J->getParent());
+				 return I != J && I->comesBefore(J);
+			 });
+	/*
+	 * A read joins the group of an earlier read of its loop a constant
+	 * distance away (ScalarEvolution's difference of the two addresses:
+	 * a struct's fields through one index, whatever the index is).  The
+	 * look goes back a few groups only, to bound the pass's time.
+	 */
+	const unsigned LookBack = 16;
+	SmallVector<Group, 16> Groups;
+	for (unsigned I : Reads) {
+		const SCEV *S = SE.getSCEV(Accesses[I].Ptr);
+		Loop *L = LoopI.getLoopFor(Accesses[I].Inst->getParent());
+		bool Joined = false;
+
+		for (unsigned K = Groups.size(), Looked = 0;
+		     K-- > 0 && Looked < LookBack && !Joined;) {
+			Group &G = Groups[K];
+
+			if (G.L != L)
+				continue;
+			Looked++;
+			auto *D = dyn_cast<SCEVConstant>(
+				SE.getMinusSCEV(S, G.Ptr));
+			if (!D || D->getAPInt().getMinSignedBits() > 32 ||
+			    std::abs(D->getAPInt().getSExtValue()) >
+				    (int64_t)MaxSpan)
+				continue;
+			G.P.push_back({ I, D->getAPInt().getSExtValue() });
+			Joined = true;
+		}
+		if (!Joined)
+			Groups.push_back({ S, L, { { I, 0 } } });
+	}
+
+	for (Group &Gr : Groups) {
+		SmallVector<Piece, 4> &G = Gr.P;
+
+		if (G.size() < 2)
+			continue;
+		for (const Piece &Lead : G) {
+			Access &A = Accesses[Lead.Idx];
+
+			if (Drop[Lead.Idx] || A.Span)
+				continue;
+			/* The reads that run whenever Lead does, by offset. */
+			SmallVector<Piece, 4> With;
+			With.push_back(Lead);
+			for (const Piece &P : G)
+				if (P.Idx != Lead.Idx && !Drop[P.Idx] &&
+				    !Accesses[P.Idx].Span &&
+				    alwaysFollows(A.Inst, Accesses[P.Idx].Inst,
+						  DT, PDT, LoopI, TLI))
+					With.push_back(P);
+			if (With.size() < 2)
+				continue;
+			llvm::sort(With, [](const Piece &X, const Piece &Y) {
+				return X.Off < Y.Off;
+			});
+			/* The run of touching or overlapping bytes with Lead's. */
+			SmallVector<Piece, 4> Run;
+			int64_t Lo = 0, Hi = 0;
+			bool HasLead = false;
+			for (const Piece &P : With) {
+				int64_t End =
+					P.Off + (int64_t)Accesses[P.Idx].Size;
+
+				if (Run.empty() || P.Off > Hi) {
+					if (HasLead)
+						break;
+					Run.clear();
+					Lo = P.Off;
+					Hi = End;
+				}
+				Run.push_back(P);
+				Hi = std::max(Hi, End);
+				HasLead |= P.Idx == Lead.Idx;
+			}
+			if (Run.size() < 2 ||
+			    (uint64_t)(Hi - Lo) >
+				    (cast<LoadInst>(Accesses[Run[0].Idx].Inst)
+							     ->getAlign() >= 8 ?
+					     MaxSpan :
+					     MaxSpanUnaligned))
+				continue;
+			IRBuilder<> IRB(A.Inst);
+			A.Ptr = IRB.CreateConstGEP1_64(
+				IRB.getInt8Ty(),
+				IRB.CreatePointerCast(A.Ptr, I8Ptr),
+				Lo - Lead.Off);
+			A.Size = (uint64_t)(Hi - Lo);
+			A.Span = true;
+			for (const Piece &P : Run)
+				if (P.Idx != Lead.Idx) {
+					Drop[P.Idx] = true;
+					St.Merged++;
+				}
+			St.Merged++;
+		}
+	}
+	dropMarked(Accesses, Drop);
 }
 
 /* A location for inserted calls: the access's, or the function's. */
@@ -1416,6 +1659,18 @@ void Instrumenter::insertCheck(const Access &A)
 		}
 		return;
 	}
+	if (A.Span) {
+		CallInst *CI = IRB.CreateCall(
+			M.getOrInsertFunction(
+				InlineChecks ? names::CheckReadSpan :
+					       names::ReadRange,
+				Type::getVoidTy(C), I8Ptr, IntPtr),
+			{ Addr, ConstantInt::get(IntPtr, A.Size) });
+		St.Spans++;
+		if (InlineChecks)
+			ToInline.push_back(CI);
+		return;
+	}
 	if (Idx < 0) {
 		St.Ranges++;
 		IRB.CreateCall(M.getOrInsertFunction(
@@ -1758,6 +2013,8 @@ bool Instrumenter::instrumentFunction(Function &F)
 		checkWritesAtTheirReads(Accesses);
 		elide(F, Accesses);
 	}
+	if (ClMergeReads)
+		mergeNeighbourReads(F, Accesses);
 	for (const Access &A : Accesses)
 		if (A.Size)
 			insertCheck(A);
@@ -1909,10 +2166,11 @@ bool Instrumenter::run()
 		errs() << "valor pass: " << M.getSourceFileName() << ": "
 		       << St.Checked << " checks, " << St.Elided << " elided, "
 		       << St.WritesAtReads << " writes checked at their read, "
-		       << St.Coalesced << " coalesced into " << St.LoopRanges
-		       << " loop ranges, " << St.Ranges << " ranges, "
-		       << St.Vptrs << " vptr, " << St.Atomics << " atomics, "
-		       << St.MemOps << " mem ops, " << St.Locals
+		       << St.Merged << " reads merged into " << St.Spans
+		       << " spans, " << St.Coalesced << " coalesced into "
+		       << St.LoopRanges << " loop ranges, " << St.Ranges
+		       << " ranges, " << St.Vptrs << " vptr, " << St.Atomics
+		       << " atomics, " << St.MemOps << " mem ops, " << St.Locals
 		       << " local accesses, " << St.NoSync
 		       << " functions found nosync\n";
 	return true;

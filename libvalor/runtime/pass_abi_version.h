@@ -7,8 +7,8 @@
 #ifndef VALOR_RUNTIME_PASS_ABI_VERSION_H
 #define VALOR_RUNTIME_PASS_ABI_VERSION_H
 
-#define VALOR_PASS_ABI_VERSION 2
-#define VALOR_PASS_ABI_SYMBOL __valor_pass_abi_v2
-#define VALOR_PASS_ABI_SYMBOL_NAME "__valor_pass_abi_v2"
+#define VALOR_PASS_ABI_VERSION 3
+#define VALOR_PASS_ABI_SYMBOL __valor_pass_abi_v3
+#define VALOR_PASS_ABI_SYMBOL_NAME "__valor_pass_abi_v3"
 
 #endif /* VALOR_RUNTIME_PASS_ABI_VERSION_H */

@@ -178,6 +178,34 @@ PASS_ENTRY void __valor_pass_read_range(void *addr, size_t len)
 		check_blocks((uintptr_t)addr, len, NULL, 0, false, SITE());
 }
 
+/*
+ * Neighbouring reads checked as one span (pass_abi.h) that the read
+ * filter's inline look did not find all of: each cell's part as the
+ * inline check takes an access, so that a span read for the first time
+ * in a region (a hash node's key and link) costs what its reads did
+ * one by one, not a range's walk.
+ */
+PASS_ENTRY void __valor_pass_read_span(void *addr, size_t size)
+{
+	uintptr_t a = (uintptr_t)addr, end = a + size, site = SITE();
+	struct valor_thread *th = rt_cur_vt;
+
+	if (!th)
+		return;
+	if (th->mode != THREAD_FAST) {
+		check_blocks(a, size, NULL, 0, false, site);
+		return;
+	}
+	while (a < end) {
+		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
+
+		if (next > end)
+			next = end;
+		on_access((const void *)a, next - a, false, site);
+		a = next;
+	}
+}
+
 /* A loop's writes as one range. */
 PASS_ENTRY void __valor_pass_write_range(void *addr, size_t len)
 {

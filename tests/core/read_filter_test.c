@@ -6,7 +6,9 @@
  * read already.  It must say yes exactly when every byte of the range is
  * in the read log from this region: reads made through the engine's
  * event API, then the question, byte-exact at both ends, across filter
- * chunks, and no longer once the region has ended.
+ * chunks, and no longer once the region has ended.  The span check of
+ * neighbouring reads (rfilter_holds_span(), one word of mask bytes) must
+ * agree with it wherever it answers at all.
  */
 #include <stdint.h>
 #include <string.h>
@@ -98,6 +100,75 @@ TEST_F(filter, nothing_is_held_once_the_region_ends)
 	ASSERT_EQ(0, valor_region_end(self->t));
 	EXPECT_FALSE(holds(self, 0, BYTES));
 	EXPECT_FALSE(holds(self, 0, 1));
+}
+
+/*
+ * Every span of 1 to 64 bytes starting near a chunk boundary, over
+ * reads with holes of a few bytes, asked both ways: the span check
+ * never holds what the range check does not, and holds all it does
+ * whenever the span lies in eight cells from its first cell's start.
+ */
+TEST_F(filter, a_span_is_held_exactly_when_its_range_is)
+{
+	const uint64_t edge = 1024; /* a chunk boundary from BASE */
+	unsigned held = 0, agreed = 0;
+
+	ASSERT_EQ(0, valor_access(self->t, BASE + 880, 133, false, 1));
+	ASSERT_EQ(0, valor_access(self->t, BASE + 1016, 14, false, 1));
+	ASSERT_EQ(0, valor_access(self->t, BASE + 1031, 100, false, 1));
+	for (uint64_t o = edge - 140; o < edge + 140; o++) {
+		for (size_t n = 1; n <= 64; n++) {
+			bool range = holds(self, o, n);
+			bool span = rfilter_holds_span(self->t, BASE + o, n);
+
+			EXPECT_FALSE(span && !range)
+			TH_LOG("span %llu+%zu held, its range not",
+			       (unsigned long long)o, n);
+			if ((o & (CELL_SIZE - 1)) + n <= 64) {
+				EXPECT_EQ(range, span)
+				TH_LOG("span %llu+%zu: range %d, span %d",
+				       (unsigned long long)o, n, range, span);
+				agreed++;
+			}
+			held += span;
+		}
+	}
+	/* Both answers occur, across the edge too. */
+	EXPECT_LT(1000, held);
+	EXPECT_LT(10000, agreed);
+	EXPECT_TRUE(rfilter_holds_span(self->t, BASE + edge - 8, 14));
+	EXPECT_FALSE(rfilter_holds_span(self->t, BASE + edge + 4, 4));
+}
+
+/*
+ * A span into a chunk whose filter entry another chunk 8 MiB away took
+ * over (direct-mapped): the mask bytes there are that chunk's.
+ */
+TEST_F(filter, a_span_into_a_chunk_taken_over_is_not_held)
+{
+	const uint64_t wrap =
+		(uint64_t)RFILTER_ENTRIES * RFILTER_CHUNK_CELLS * CELL_SIZE;
+
+	ASSERT_EQ(0, valor_access(self->t, BASE + 1016, 16, false, 1));
+	ASSERT_TRUE(rfilter_holds_span(self->t, BASE + 1016, 16));
+	ASSERT_EQ(0, valor_access(self->t, BASE + wrap + 1024, 8, false, 1));
+	EXPECT_FALSE(holds(self, 1016, 16));
+	EXPECT_FALSE(rfilter_holds_span(self->t, BASE + 1016, 16));
+	EXPECT_TRUE(rfilter_holds_span(self->t, BASE + 1016, 8));
+}
+
+/* Past the last mask byte the span check does not read on as if it wrapped. */
+TEST_F(filter, a_span_across_the_end_of_the_masks_is_not_held)
+{
+	const uint64_t wrap =
+		(uint64_t)RFILTER_ENTRIES * RFILTER_CHUNK_CELLS * CELL_SIZE;
+
+	ASSERT_EQ(0, (BASE + wrap) % wrap);
+	ASSERT_EQ(0, valor_access(self->t, BASE + wrap - 64, 128, false, 1));
+	ASSERT_TRUE(holds(self, wrap - 8, 16));
+	EXPECT_TRUE(rfilter_holds_span(self->t, BASE + wrap - 16, 16));
+	EXPECT_TRUE(rfilter_holds_span(self->t, BASE + wrap, 16));
+	EXPECT_FALSE(rfilter_holds_span(self->t, BASE + wrap - 8, 16));
 }
 
 TEST_HARNESS_MAIN

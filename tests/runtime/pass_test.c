@@ -198,6 +198,36 @@ TEST_F_TIMEOUT(shapes, a_read_the_block_then_writes_is_checked_as_the_write,
 	EXPECT_CALLS(self->ir, "swap_pairs_around_call", "__tsan_write16", 2);
 }
 
+TEST_F_TIMEOUT(shapes, neighbouring_reads_are_checked_as_one_span, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "spans", CALLS_OFF, NULL));
+	/* Without the inline checks a span is the ABI's range call. */
+	EXPECT_CALLS(self->ir, "point_length", "__tsan_read_range", 1);
+	EXPECT_EQ(1, count_in(self->ir, "point_length", ", i64 24)"));
+	EXPECT_CALLS(self->ir, "point_length", "__tsan_read8", 0);
+	EXPECT_CALLS(self->ir, "point_bent", "__tsan_read_range", 1);
+	EXPECT_EQ(1, count_in(self->ir, "point_bent", ", i64 16)"));
+	EXPECT_CALLS(self->ir, "point_bent", "__tsan_read8", 0);
+	EXPECT_CALLS(self->ir, "gapped_ends", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "gapped_ends", "__tsan_read8", 2);
+	EXPECT_CALLS(self->ir, "fields_around_call", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "fields_around_call", "__tsan_read8", 2);
+	EXPECT_CALLS(self->ir, "field_on_one_path", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "field_on_one_path", "__tsan_read8", 2);
+
+	/* The spans are the pass's doing. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "no-spans", CALLS_OFF, "-mllvm",
+			       "-valor-merge-reads=0", NULL));
+	EXPECT_CALLS(self->ir, "point_length", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "point_length", "__tsan_read8", 3);
+	EXPECT_CALLS(self->ir, "point_bent", "__tsan_read8", 2);
+
+	/* Inlined, a span is the runtime's span check's look, then its call. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "spans-inline", NULL));
+	EXPECT_CALLS(self->ir, "point_length", "__valor_pass_read_span", 1);
+	EXPECT_CALLS(self->ir, "point_length", "__valor_pass_read_first", 0);
+}
+
 /* What the three tests above drop is the pass's doing: without it, all stay. */
 TEST_F_TIMEOUT(shapes, without_elision_every_access_is_checked, 120)
 {
@@ -274,7 +304,7 @@ TEST_F_TIMEOUT(shapes, checks_are_inlined_by_default, 120)
 	ASSERT_TRUE(compile_ir(_metadata, self, "inlined", NULL));
 	EXPECT_EQ(NULL, strstr(self->ir, "@__valor_check_"));
 	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_read_first("));
-	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_abi_v2 "));
+	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_abi_v3 "));
 	EXPECT_LT(0, count_in(self->ir, "reread", "@rt_cur_vt"));
 }
 
@@ -452,12 +482,14 @@ struct race_lines {
 /*
  * Build tests/runtime/programs/@program.c with the pass and run it under
  * each analysis: every conflict reported must be one of @races (by
- * line), and each of @races must be reported.  The build must have coalesced a loop, or this tests
- * nothing the inline checks do not.
+ * line), and each of @races must be reported.  The build's -valor-stats
+ * line must not say " 0 @done" (the step under test did something), or
+ * this tests nothing the plain inline checks do not.
  */
 static void expect_exact_races(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(shapes) * self, const char *program,
-			       const struct race_lines *races, int n_races)
+			       const char *done, const struct race_lines *races,
+			       int n_races)
 {
 	static const char *const analyses[] = { "valor", "fastrcd",
 						"fasttrack" };
@@ -482,13 +514,17 @@ static void expect_exact_races(struct __test_metadata *_metadata,
 	pathf(log, sizeof(log), "%s/%s.build.log", self->out, program);
 	ASSERT_TRUE(build_with_pass(_metadata, self, src, sched, bin, log,
 				    "-O2", "-mllvm", "-valor-stats", NULL));
-	/* The build did coalesce (else this tests nothing new). */
+	/* The step under test did something (else this tests nothing new). */
 	{
 		char *text = read_file(log, NULL);
+		char zero[64];
 
 		ASSERT_NE(NULL, text);
-		EXPECT_EQ(NULL, strstr(text, " 0 loop ranges"))
-		TH_LOG("no loop was coalesced: %s", text);
+		snprintf(zero, sizeof(zero), " 0 %s", done);
+		EXPECT_NE(NULL, strstr(text, done))
+		TH_LOG("no \"%s\" in the pass's stats: %s", done, text);
+		EXPECT_EQ(NULL, strstr(text, zero))
+		TH_LOG("the pass did no \"%s\": %s", done, text);
 		free(text);
 	}
 
@@ -552,7 +588,8 @@ TEST_F_TIMEOUT(shapes, coalesced_ranges_report_exactly_the_race, 180)
 		{ "racy: write", "racy: read" },
 	};
 
-	expect_exact_races(_metadata, self, "loop_ranges", races, 1);
+	expect_exact_races(_metadata, self, "loop_ranges", "loop ranges", races,
+			   1);
 }
 
 /*
@@ -569,7 +606,8 @@ TEST_F_TIMEOUT(shapes, strided_loops_report_exactly_the_races, 180)
 		{ "strided: write", "strided: read" },
 	};
 
-	expect_exact_races(_metadata, self, "strided_ranges", races, 2);
+	expect_exact_races(_metadata, self, "strided_ranges", "loop ranges",
+			   races, 2);
 }
 
 /*
@@ -591,7 +629,26 @@ TEST_F_TIMEOUT(shapes, loop_nests_report_exactly_the_races, 180)
 		{ "stage: write", "stage: read" },
 	};
 
-	expect_exact_races(_metadata, self, "nest_ranges", races, 4);
+	expect_exact_races(_metadata, self, "nest_ranges", "loop ranges", races,
+			   4);
+}
+
+/*
+ * And neighbouring reads checked as one span: neighbour_reads.c's
+ * struct fields read together report T1's writes of the fields the
+ * spans take in, at the span's first read's line (across branches too),
+ * and not its write of a field between two that are read, which no span
+ * may take in.
+ */
+TEST_F_TIMEOUT(shapes, neighbouring_reads_report_exactly_the_races, 180)
+{
+	static const struct race_lines races[] = {
+		{ "span: write", "span: read" },
+		{ "bent: write", "bent: read" },
+	};
+
+	expect_exact_races(_metadata, self, "neighbour_reads", "reads merged",
+			   races, 2);
 }
 
 /*

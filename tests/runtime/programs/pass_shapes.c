@@ -445,3 +445,54 @@ void accumulate(double *total, const double *u, long n)
 	for (long k = 0; k < n; k++)
 		*total += u[k];
 }
+
+struct point3 {
+	double x, y, z;
+};
+
+struct gapped {
+	long a, b, c;
+};
+
+double branch_sink;
+
+/* One span of 24 bytes: three fields read together, as one check. */
+double point_length(const struct point3 *p)
+{
+	return p->x * p->x + p->y * p->y + p->z * p->z;
+}
+
+/* One span across the branches between x and y, which both paths pass. */
+double point_bent(const struct point3 *p, double lim)
+{
+	double d = p->x;
+
+	if (d > lim)
+		branch_sink = d;
+	return d * p->y;
+}
+
+/* Two checks: b, between the two fields read, is not, so no span. */
+long gapped_ends(const struct gapped *g)
+{
+	return g->a + g->c;
+}
+
+/* Two checks: the call between the reads may synchronize. */
+double fields_around_call(const struct point3 *p)
+{
+	double x = p->x;
+
+	opaque();
+	return x + p->y;
+}
+
+/* Two checks: y is read on one path only. */
+double field_on_one_path(const struct point3 *p, int c)
+{
+	double s = p->x;
+
+	if (c)
+		s += p->y;
+	return s;
+}
