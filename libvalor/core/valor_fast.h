@@ -330,6 +330,34 @@ rfilter_holds_span(struct valor_thread *th, uintptr_t addr, size_t size)
 }
 
 /*
+ * Whether the region owns every byte of the @size bytes at @addr, whole
+ * cells of one shadow leaf (8-aligned, @size 8 to 64), all current: one
+ * test of all their cell words, for the neighbouring writes the pass
+ * checks as one span.  Anything else is left to the caller (false).
+ */
+static inline __attribute__((always_inline)) bool
+valor_o_owns_span(struct valor_thread *th, shadow_word *_Atomic *top,
+		  uintptr_t addr, size_t size)
+{
+	uint64_t cell = addr >> CELL_SHIFT, n = size >> CELL_SHIFT, off = 0;
+	uint64_t ours = vw_owned_whole(th->slot);
+	shadow_word *leaf;
+
+	if (((addr | size) & (CELL_SIZE - 1)) ||
+	    (cell & (SHADOW_LEAF_WORDS - 1)) + n > SHADOW_LEAF_WORDS)
+		return false;
+	leaf = shadow_fast_leaf(top, addr, CELL_SIZE);
+	if (!leaf)
+		return false;
+	for (uint64_t i = 0; i < n; i++)
+		off |= atomic_load_explicit(
+			       &leaf[(cell & (SHADOW_LEAF_WORDS - 1)) + i],
+			       memory_order_acquire) ^
+		       ours;
+	return !(off & VW_OWNED_MASK);
+}
+
+/*
  * Whether the filter holds every byte of [@addr, @addr + @len), @len > 0:
  * a range this region has read already, which a read of it again need
  * not log (what the fast check decides for each access, for a whole

@@ -22,6 +22,18 @@
 #define VW_NMASK 0xffULL
 #define VW_REFINED 0xffULL
 
+/*
+ * A whole cell the region of slot @slot owns, all its bytes current and
+ * not refined: (w & VW_OWNED_MASK) == vw_owned_whole(slot).  The XOR of
+ * several words with the latter, ORed and masked, tests them at once.
+ */
+#define VW_OWNED_MASK (VW_ACTIVE | VW_SLOT_MASK << VW_SLOT_SHIFT | VW_NMASK)
+
+static inline uint64_t vw_owned_whole(uint32_t slot)
+{
+	return VW_ACTIVE | (uint64_t)slot << VW_SLOT_SHIFT;
+}
+
 struct byte_state {
 	uint64_t ver;
 	uint32_t slot;

@@ -84,6 +84,8 @@ const char *const TsanAccess[2][5] = {
 };
 const char ReadRange[] = "__tsan_read_range";
 const char CheckReadSpan[] = "__valor_check_read_span";
+const char CheckReadRun[] = "__valor_check_read_run";
+const char CheckWriteSpan[] = "__valor_check_write_span";
 const char PassReadRange[] = "__valor_pass_read_range";
 const char PassWriteRange[] = "__valor_pass_write_range";
 const char PassReadNest[] = "__valor_pass_read_nest";
@@ -129,10 +131,20 @@ static cl::opt<bool> ClCoalesceGapped(
 	cl::desc("check a nest of stretches with gaps between them (a "
 		 "tile's rows) before its outer loops too"),
 	cl::init(true), cl::Hidden);
+static cl::opt<bool> ClScanReads(
+	"valor-scan-reads",
+	cl::desc("check the reads of a loop that may leave early (a scan) "
+		 "once, as the range it read, where it leaves"),
+	cl::init(true), cl::Hidden);
 static cl::opt<bool> ClMergeReads(
 	"valor-merge-reads",
 	cl::desc("check neighbouring reads of one base (a struct's "
 		 "fields) once, as one span"),
+	cl::init(true), cl::Hidden);
+static cl::opt<bool> ClMergeWrites(
+	"valor-merge-writes",
+	cl::desc("check neighbouring writes of one base, whole cells, once, "
+		 "as one span"),
 	cl::init(true), cl::Hidden);
 static cl::opt<bool> ClStats("valor-stats",
 			     cl::desc("print what the pass did per module"),
@@ -153,7 +165,7 @@ struct Access {
 	bool IsWrite;
 	/* Whose source line the check names: Inst's unless set. */
 	Instruction *Site = nullptr;
-	/* Reads of Size bytes from Ptr that mergeNeighbourReads() joined. */
+	/* Accesses of Size bytes from Ptr that mergeNeighbours() joined. */
 	bool Span = false;
 };
 
@@ -161,7 +173,8 @@ struct Stats {
 	unsigned Checked = 0, Elided = 0, Ranges = 0, Vptrs = 0;
 	unsigned Coalesced = 0, LoopRanges = 0, WritesAtReads = 0;
 	unsigned Atomics = 0, MemOps = 0, Locals = 0, NoSync = 0;
-	unsigned Merged = 0, Spans = 0;
+	unsigned Merged = 0, Spans = 0, Scans = 0;
+	unsigned MergedWrites = 0, WriteSpans = 0;
 };
 
 /* Memory orders of the tsan ABI (C11's, in its order). */
@@ -253,9 +266,12 @@ class Instrumenter {
 	bool mayBeShared(Value *Ptr, bool IsWrite);
 	bool elide(Function &F, SmallVectorImpl<Access> &Accesses);
 	void checkWritesAtTheirReads(SmallVectorImpl<Access> &Accesses);
-	void mergeNeighbourReads(Function &F,
-				 SmallVectorImpl<Access> &Accesses);
+	void mergeNeighbours(Function &F, SmallVectorImpl<Access> &Accesses,
+			     bool Writes);
+	void checkScansWhereTheyLeave(Function &F,
+				      SmallVectorImpl<Access> &Accesses);
 	void coalesce(Function &F, SmallVectorImpl<Access> &Accesses);
+	void keepLoopsOnly(Function &F);
 	void insertCheck(const Access &A);
 	void lowerAtomic(Instruction *I);
 	void lowerRMWByCAS(AtomicRMWInst *RMW, Value *Ptr, Type *Ty, int Mo);
@@ -757,20 +773,54 @@ bool alwaysFollows(Instruction *A, Instruction *B, const DominatorTree &DT,
 }
 
 /*
- * Reads of one base at constant offsets (a struct's fields, a point's
- * three coordinates) whose bytes join into one span of at most MaxSpan
- * bytes, and which all run whenever the first of them does
- * (alwaysFollows()): one check of the span, before the first, stands
- * for all.  Reads are validated at the region's end, so a read logged
- * a little before it happens, in the same region, is logged as it would
- * have been; and every byte of the span is one a read of the group
- * reads: a gap between fields is never checked, so another thread's
- * writes there stay its own.  The check names the first read's line.
- * Inline, the span costs one look at the read filter (a tag and a word
- * of mask bytes) where each read cost one.
+ * Whether @L may hold the reads checkScansWhereTheyLeave() checks at
+ * its exits: it leaves somewhere, has one latch, and nothing in it
+ * writes memory, may synchronize or may keep it from leaving by an exit
+ * (a call that may not return).  With @NeedForm, it also has a
+ * preheader and exits of its own, which the step can give it.
  */
-void Instrumenter::mergeNeighbourReads(Function &F,
-				       SmallVectorImpl<Access> &Accesses)
+bool scanLoop(Loop *L, const TargetLibraryInfo &TLI, bool NeedForm = true)
+{
+	if ((NeedForm && (!L->getLoopPreheader() || !L->hasDedicatedExits())) ||
+	    !L->getLoopLatch())
+		return false;
+	SmallVector<BasicBlock *, 4> Exits;
+	L->getUniqueExitBlocks(Exits);
+	if (Exits.empty())
+		return false;
+	for (BasicBlock *BB : L->blocks())
+		for (Instruction &I : *BB) {
+			if (I.isTerminator() || isa<DbgInfoIntrinsic>(I))
+				continue;
+			if (auto *II = dyn_cast<IntrinsicInst>(&I))
+				if (II->isLifetimeStartOrEnd() ||
+				    II->getIntrinsicID() == Intrinsic::assume)
+					continue;
+			if (I.mayWriteToMemory() || !passesThrough(I, TLI))
+				return false;
+		}
+	return true;
+}
+
+/*
+ * Reads (or, with @Writes, writes) of one base at constant offsets (a
+ * struct's fields, a point's three coordinates) whose bytes join into
+ * one span of at most MaxSpan bytes, and which all run whenever the
+ * first of them does (alwaysFollows()): one check of the span, before
+ * the first, stands for all.  Reads are validated at the region's end,
+ * so a read logged a little before it happens, in the same region, is
+ * logged as it would have been; a write that is sure to follow in the
+ * same region may take its bytes a little early, as a write checked at
+ * its read does.  Every byte of the span is one an access of the group
+ * touches: a gap between fields is never checked, so another thread's
+ * accesses there stay its own.  The check names the first access's
+ * line.  Inline, a read span costs one look at the read filter (a tag
+ * and a word of mask bytes) where each read cost one; a write span,
+ * whole 8-byte-aligned cells only, one test of all their cell words.
+ */
+void Instrumenter::mergeNeighbours(Function &F,
+				   SmallVectorImpl<Access> &Accesses,
+				   bool Writes)
 {
 	struct Piece {
 		unsigned Idx;
@@ -785,11 +835,15 @@ void Instrumenter::mergeNeighbourReads(Function &F,
 
 	for (unsigned I = 0; I < Accesses.size(); I++) {
 		const Access &A = Accesses[I];
-		auto *LI = dyn_cast<LoadInst>(A.Inst);
+		/* A write checked at its read (x++) is at the load. */
+		Instruction *I0 = A.Inst;
+		bool Plain = isa<LoadInst>(I0) || isa<StoreInst>(I0);
 
-		if (!A.IsWrite && !A.Span && A.Size && A.Size <= MaxSpan &&
-		    LI && !LI->isVolatile() && !isVtableAccess(LI) &&
-		    LI->getPointerAddressSpace() == 0)
+		if (A.IsWrite == Writes && !A.Span && A.Size &&
+		    A.Size <= MaxSpan && Plain &&
+		    (Writes || isa<LoadInst>(I0)) &&
+		    !cast<Instruction>(I0)->isVolatile() &&
+		    !isVtableAccess(I0) && getLoadStoreAddressSpace(I0) == 0)
 			Reads.push_back(I);
 	}
 	if (Reads.size() < 2)
@@ -892,12 +946,12 @@ void Instrumenter::mergeNeighbourReads(Function &F,
 				Hi = std::max(Hi, End);
 				HasLead |= P.Idx == Lead.Idx;
 			}
+			bool Aligned = getLoadStoreAlignment(
+					       Accesses[Run[0].Idx].Inst) >= 8;
 			if (Run.size() < 2 ||
 			    (uint64_t)(Hi - Lo) >
-				    (cast<LoadInst>(Accesses[Run[0].Idx].Inst)
-							     ->getAlign() >= 8 ?
-					     MaxSpan :
-					     MaxSpanUnaligned))
+				    (Aligned ? MaxSpan : MaxSpanUnaligned) ||
+			    (Writes && (!Aligned || (Hi - Lo) % 8)))
 				continue;
 			IRBuilder<> IRB(A.Inst);
 			A.Ptr = IRB.CreateConstGEP1_64(
@@ -907,11 +961,9 @@ void Instrumenter::mergeNeighbourReads(Function &F,
 			A.Size = (uint64_t)(Hi - Lo);
 			A.Span = true;
 			for (const Piece &P : Run)
-				if (P.Idx != Lead.Idx) {
+				if (P.Idx != Lead.Idx)
 					Drop[P.Idx] = true;
-					St.Merged++;
-				}
-			St.Merged++;
+			(Writes ? St.MergedWrites : St.Merged) += Run.size();
 		}
 	}
 	dropMarked(Accesses, Drop);
@@ -1183,6 +1235,21 @@ void mergeUnrolled(ScalarEvolution &SE, SmallVectorImpl<CoalesceGroup> &Groups)
  * or a struct's fields walked together.  A strided walk (every other
  * element) is no block: its gaps may be another thread's.
  */
+/*
+ * After blocks were added to @F's loops (preheaders, exits of their
+ * own), which the utilities doing it keep the dominator tree and loop
+ * info up to date for: drop every other analysis of @F.
+ */
+void Instrumenter::keepLoopsOnly(Function &F)
+{
+	PreservedAnalyses PA;
+
+	PA.preserve<DominatorTreeAnalysis>();
+	PA.preserve<LoopAnalysis>();
+	PA.preserve<TargetLibraryAnalysis>();
+	FAM.invalidate(F, PA);
+}
+
 void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 {
 	LoopInfo *LIp = &FAM.getResult<LoopAnalysis>(F);
@@ -1202,14 +1269,8 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 		if (!L->getLoopPreheader() && coalescable(L, TLI, false))
 			Split |= InsertPreheaderForLoop(L, DTp, LIp, nullptr,
 							false) != nullptr;
-	if (Split) {
-		PreservedAnalyses PA;
-
-		PA.preserve<DominatorTreeAnalysis>();
-		PA.preserve<LoopAnalysis>();
-		PA.preserve<TargetLibraryAnalysis>();
-		FAM.invalidate(F, PA);
-	}
+	if (Split)
+		keepLoopsOnly(F);
 	LoopInfo &LI = FAM.getResult<LoopAnalysis>(F);
 	ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
 	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
@@ -1629,6 +1690,175 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	dropMarked(Accesses, Moved);
 }
 
+/*
+ * The reads of a loop that may leave early, a scan (`while (p < end &&
+ * !is_letter(text[p])) p++`, a run-length count), checked once where
+ * the loop leaves, as the bytes it read: the loop has no count to
+ * check them by before it, but its exits know how far it went.  A read
+ * qualifies when:
+ *
+ *  - its loop is a scanLoop(): it writes nothing, so no read of it can
+ *    meet a write of the same region in between, and it cannot
+ *    synchronize or stop, so it leaves by an exit within the region it
+ *    read in, and a check there logs the reads in that region;
+ *  - its address walks the loop element by element (an affine
+ *    recurrence whose step is the read's size, upwards), so the bytes
+ *    read are one block from the start;
+ *  - it runs on every iteration the loop completes (its block dominates
+ *    the latch), and each exit knows whether it ran on the last one:
+ *    its block dominates the exiting block (it did) or the exiting
+ *    block dominates its block (it did not).
+ *
+ * At each exit the check takes [start, end), end being the address of
+ * the last iteration's read, plus its size if it ran then.  Inline it
+ * is one look at the read filter for a run of up to 64 bytes (the span
+ * check's), the range's entry point beyond.  A check at the exit logs
+ * the reads later than a check per read would, in the same region:
+ * Valor validates a region's reads at its end either way.
+ */
+void Instrumenter::checkScansWhereTheyLeave(Function &F,
+					    SmallVectorImpl<Access> &Accesses)
+{
+	LoopInfo *LIp = &FAM.getResult<LoopAnalysis>(F);
+	const TargetLibraryInfo &TLI = FAM.getResult<TargetLibraryAnalysis>(F);
+
+	if (LIp->empty())
+		return;
+	/* A preheader and exits of their own for the loops that need them. */
+	bool Changed = false;
+	DominatorTree *DTp = &FAM.getResult<DominatorTreeAnalysis>(F);
+	for (Loop *L : LIp->getLoopsInPreorder()) {
+		if (!scanLoop(L, TLI, false))
+			continue;
+		if (!L->getLoopPreheader())
+			Changed |= InsertPreheaderForLoop(L, DTp, LIp, nullptr,
+							  false) != nullptr;
+		if (!L->hasDedicatedExits())
+			Changed |= formDedicatedExitBlocks(L, DTp, LIp, nullptr,
+							   false);
+	}
+	if (Changed)
+		keepLoopsOnly(F);
+	LoopInfo &LI = FAM.getResult<LoopAnalysis>(F);
+	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+	ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+
+	struct Scan {
+		Loop *L;
+		const SCEVAddRecExpr *AR;
+		uint64_t Size;
+		Instruction *Inst;
+	};
+	SmallVector<Scan, 8> Scans;
+	SmallVector<bool, 64> Drop(Accesses.size(), false);
+	DenseMap<Loop *, bool> Ok;
+	for (unsigned I = 0; I < Accesses.size(); I++) {
+		const Access &A = Accesses[I];
+		auto *Load = dyn_cast<LoadInst>(A.Inst);
+		BasicBlock *BB = A.Inst->getParent();
+		Loop *L = LI.getLoopFor(BB);
+
+		if (A.IsWrite || A.Span || !A.Size || !Load || !L ||
+		    Load->isVolatile() || isVtableAccess(Load) ||
+		    Load->getPointerAddressSpace() != 0)
+			continue;
+		auto It = Ok.find(L);
+		if (It == Ok.end())
+			It = Ok.insert({ L, scanLoop(L, TLI) }).first;
+		if (!It->second || !DT.dominates(BB, L->getLoopLatch()))
+			continue;
+		auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(A.Ptr));
+		if (!AR || AR->getLoop() != L || !AR->isAffine())
+			continue;
+		auto *Step = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+		if (!Step || Step->getAPInt().getSExtValue() != (int64_t)A.Size)
+			continue;
+		SmallVector<BasicBlock *, 4> Exiting, Exits;
+		L->getExitingBlocks(Exiting);
+		L->getUniqueExitBlocks(Exits);
+		bool Known = true;
+		for (BasicBlock *E : Exiting)
+			Known &= (DT.dominates(BB, E) || DT.dominates(E, BB)) &&
+				 isSafeToExpandAt(AR, E->getTerminator(), SE);
+		for (BasicBlock *X : Exits)
+			Known &= isSafeToExpandAt(
+				AR->getStart(), &*X->getFirstInsertionPt(), SE);
+		if (!Known)
+			continue;
+		Scans.push_back({ L, AR, A.Size, A.Inst });
+		Drop[I] = true;
+	}
+	if (Scans.empty())
+		return;
+	dropMarked(Accesses, Drop);
+
+	SCEVExpander Expander(SE, DL, "valor.scan");
+	for (const Scan &Sc : Scans) {
+		SmallVector<BasicBlock *, 4> Exits;
+		Sc.L->getUniqueExitBlocks(Exits);
+		for (BasicBlock *X : Exits) {
+			/*
+			 * The last iteration's address, and whether its read
+			 * ran, from each exiting block: the read's own address
+			 * where it ran, so that only an exit before the read
+			 * (the loop's bound, tested first) adds code to the
+			 * loop.
+			 */
+			PHINode *Last = PHINode::Create(
+				I8Ptr, 2, "valor.scan.last", &X->front());
+			PHINode *Ran = PHINode::Create(
+				IntPtr, 2, "valor.scan.ran", &X->front());
+			DenseMap<BasicBlock *, Value *> AtExit;
+
+			for (BasicBlock *E : predecessors(X)) {
+				Value *&V = AtExit[E];
+				bool Did =
+					DT.dominates(Sc.Inst->getParent(), E);
+
+				if (!V) {
+					Instruction *T = E->getTerminator();
+					Value *P =
+						Did ? getLoadStorePointerOperand(
+							      Sc.Inst) :
+						      Expander.expandCodeFor(
+							      Sc.AR,
+							      Sc.AR->getType(),
+							      T);
+
+					V = CastInst::CreatePointerCast(
+						P, I8Ptr, "", T);
+				}
+				Last->addIncoming(V, E);
+				Ran->addIncoming(
+					ConstantInt::get(IntPtr,
+							 Did ? Sc.Size : 0),
+					E);
+			}
+			Instruction *At = &*X->getFirstInsertionPt();
+			IRBuilder<> IRB(At);
+			IRB.SetCurrentDebugLocation(locationFor(Sc.Inst));
+			Value *Start = IRB.CreatePointerCast(
+				Expander.expandCodeFor(Sc.AR->getStart(),
+						       Sc.AR->getType(), At),
+				I8Ptr);
+			Value *Len = IRB.CreateAdd(
+				IRB.CreateSub(IRB.CreatePtrToInt(Last, IntPtr),
+					      IRB.CreatePtrToInt(Start,
+								 IntPtr)),
+				Ran);
+			CallInst *CI = IRB.CreateCall(
+				M.getOrInsertFunction(
+					InlineChecks ? names::CheckReadRun :
+						       names::ReadRange,
+					Type::getVoidTy(C), I8Ptr, IntPtr),
+				{ Start, Len });
+			if (InlineChecks)
+				ToInline.push_back(CI);
+		}
+		St.Scans++;
+	}
+}
+
 void Instrumenter::insertCheck(const Access &A)
 {
 	IRBuilder<> IRB(A.Inst);
@@ -1660,13 +1890,16 @@ void Instrumenter::insertCheck(const Access &A)
 		return;
 	}
 	if (A.Span) {
+		const char *Name = A.IsWrite	? (InlineChecks ?
+							   names::CheckWriteSpan :
+							   names::WriteRange) :
+				   InlineChecks ? names::CheckReadSpan :
+						  names::ReadRange;
 		CallInst *CI = IRB.CreateCall(
-			M.getOrInsertFunction(
-				InlineChecks ? names::CheckReadSpan :
-					       names::ReadRange,
-				Type::getVoidTy(C), I8Ptr, IntPtr),
+			M.getOrInsertFunction(Name, Type::getVoidTy(C), I8Ptr,
+					      IntPtr),
 			{ Addr, ConstantInt::get(IntPtr, A.Size) });
-		St.Spans++;
+		(A.IsWrite ? St.WriteSpans : St.Spans)++;
 		if (InlineChecks)
 			ToInline.push_back(CI);
 		return;
@@ -2009,12 +2242,17 @@ bool Instrumenter::instrumentFunction(Function &F)
 		return false;
 	if (ClCoalesce)
 		coalesce(F, Accesses);
+	/* Loop-level too: -valor-coalesce-loops=0 leaves every check. */
+	if (ClCoalesce && ClScanReads)
+		checkScansWhereTheyLeave(F, Accesses);
 	if (ClElide) {
 		checkWritesAtTheirReads(Accesses);
 		elide(F, Accesses);
 	}
 	if (ClMergeReads)
-		mergeNeighbourReads(F, Accesses);
+		mergeNeighbours(F, Accesses, false);
+	if (ClMergeWrites)
+		mergeNeighbours(F, Accesses, true);
 	for (const Access &A : Accesses)
 		if (A.Size)
 			insertCheck(A);
@@ -2167,10 +2405,13 @@ bool Instrumenter::run()
 		       << St.Checked << " checks, " << St.Elided << " elided, "
 		       << St.WritesAtReads << " writes checked at their read, "
 		       << St.Merged << " reads merged into " << St.Spans
-		       << " spans, " << St.Coalesced << " coalesced into "
-		       << St.LoopRanges << " loop ranges, " << St.Ranges
-		       << " ranges, " << St.Vptrs << " vptr, " << St.Atomics
-		       << " atomics, " << St.MemOps << " mem ops, " << St.Locals
+		       << " spans, " << St.MergedWrites
+		       << " writes merged into " << St.WriteSpans
+		       << " write spans, " << St.Scans << " scan reads, "
+		       << St.Coalesced << " coalesced into " << St.LoopRanges
+		       << " loop ranges, " << St.Ranges << " ranges, "
+		       << St.Vptrs << " vptr, " << St.Atomics << " atomics, "
+		       << St.MemOps << " mem ops, " << St.Locals
 		       << " local accesses, " << St.NoSync
 		       << " functions found nosync\n";
 	return true;

@@ -34,10 +34,7 @@ PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
 static inline __attribute__((always_inline)) uintptr_t
 skip_owned(struct valor_thread *th, uintptr_t a, uintptr_t end)
 {
-	/* A whole cell the region owns, all bytes current, not refined. */
-	const uint64_t mask = VW_ACTIVE | VW_SLOT_MASK << VW_SLOT_SHIFT |
-			      VW_NMASK;
-	const uint64_t ours = VW_ACTIVE | (uint64_t)th->slot << VW_SLOT_SHIFT;
+	const uint64_t ours = vw_owned_whole(th->slot);
 
 	while (a < end) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
@@ -69,7 +66,7 @@ skip_owned(struct valor_thread *th, uintptr_t a, uintptr_t end)
 						       &p[k + i],
 						       memory_order_acquire) ^
 					       ours;
-				if (off & mask)
+				if (off & VW_OWNED_MASK)
 					break;
 			}
 			if (k) {
@@ -198,11 +195,52 @@ PASS_ENTRY void __valor_pass_read_span(void *addr, size_t size)
 	}
 	while (a < end) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
+		enum valor_fast_action act;
+		shadow_word *p = NULL;
+		uint64_t w = 0;
+		size_t n;
 
 		if (next > end)
 			next = end;
-		on_access((const void *)a, next - a, false, site);
+		n = next - a;
+		/* A slow path may have ended the region and left the mode. */
+		if (th->mode != THREAD_FAST) {
+			on_access((const void *)a, n, false, site);
+			a = next;
+			continue;
+		}
+		/*
+		 * With the newest entry's look for any size (refined): a
+		 * scan's runs meet in the middle of cells, whose first part
+		 * the log has from the run before.
+		 */
+		act = valor_o_fast_check(th, rt_shadow_top, a, n, false, true,
+					 &p, &w);
+		if (act == VALOR_FAST_LOG)
+			on_read_first(a,
+				      (uint8_t)(((1U << n) - 1)
+						<< (a & (CELL_SIZE - 1))),
+				      site, w);
+		else if (act != VALOR_FAST_DONE)
+			on_access_slow(a, n, site, act, p, w);
 		a = next;
+	}
+}
+
+/*
+ * Neighbouring writes checked as one span (pass_abi.h), whole cells,
+ * that the inline look did not find all owned: a cell at a time, as
+ * the inline check takes an access.
+ */
+PASS_ENTRY void __valor_pass_write_span(void *addr, size_t size)
+{
+	uintptr_t a = (uintptr_t)addr, end = a + size, site = SITE();
+
+	for (; a < end; a = (a | (CELL_SIZE - 1)) + 1) {
+		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
+
+		on_access((const void *)a, (next < end ? next : end) - a, true,
+			  site);
 	}
 }
 

@@ -198,7 +198,7 @@ TEST_F_TIMEOUT(shapes, a_read_the_block_then_writes_is_checked_as_the_write,
 	EXPECT_CALLS(self->ir, "swap_pairs_around_call", "__tsan_write16", 2);
 }
 
-TEST_F_TIMEOUT(shapes, neighbouring_reads_are_checked_as_one_span, 120)
+TEST_F_TIMEOUT(shapes, neighbouring_accesses_are_checked_as_one_span, 120)
 {
 	ASSERT_TRUE(compile_ir(_metadata, self, "spans", CALLS_OFF, NULL));
 	/* Without the inline checks a span is the ABI's range call. */
@@ -215,17 +215,33 @@ TEST_F_TIMEOUT(shapes, neighbouring_reads_are_checked_as_one_span, 120)
 	EXPECT_CALLS(self->ir, "field_on_one_path", "__tsan_read_range", 0);
 	EXPECT_CALLS(self->ir, "field_on_one_path", "__tsan_read8", 2);
 
+	/* Writes: whole aligned cells, no gap, each run when the first is. */
+	EXPECT_CALLS(self->ir, "point_set", "__tsan_write_range", 1);
+	EXPECT_EQ(1, count_in(self->ir, "point_set", ", i64 24)"));
+	EXPECT_CALLS(self->ir, "point_set", "__tsan_write8", 0);
+	EXPECT_CALLS(self->ir, "point_add", "__tsan_write_range", 1);
+	EXPECT_CALLS(self->ir, "point_add", "__tsan_read_range", 1);
+	EXPECT_EQ(2, count_in(self->ir, "point_add", ", i64 24)"));
+	EXPECT_CALLS(self->ir, "gapped_set_ends", "__tsan_write_range", 0);
+	EXPECT_CALLS(self->ir, "gapped_set_ends", "__tsan_write8", 2);
+	EXPECT_CALLS(self->ir, "ints_set", "__tsan_write_range", 0);
+	EXPECT_CALLS(self->ir, "ints_set", "__tsan_write4", 2);
+
 	/* The spans are the pass's doing. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "no-spans", CALLS_OFF, "-mllvm",
-			       "-valor-merge-reads=0", NULL));
+			       "-valor-merge-reads=0", "-mllvm",
+			       "-valor-merge-writes=0", NULL));
 	EXPECT_CALLS(self->ir, "point_length", "__tsan_read_range", 0);
 	EXPECT_CALLS(self->ir, "point_length", "__tsan_read8", 3);
 	EXPECT_CALLS(self->ir, "point_bent", "__tsan_read8", 2);
+	EXPECT_CALLS(self->ir, "point_set", "__tsan_write_range", 0);
 
 	/* Inlined, a span is the runtime's span check's look, then its call. */
 	ASSERT_TRUE(compile_ir(_metadata, self, "spans-inline", NULL));
 	EXPECT_CALLS(self->ir, "point_length", "__valor_pass_read_span", 1);
 	EXPECT_CALLS(self->ir, "point_length", "__valor_pass_read_first", 0);
+	EXPECT_CALLS(self->ir, "point_set", "__valor_pass_write_span", 1);
+	EXPECT_CALLS(self->ir, "point_set", "__valor_pass_access_slow", 0);
 }
 
 /* What the three tests above drop is the pass's doing: without it, all stay. */
@@ -329,6 +345,41 @@ TEST_F_TIMEOUT(shapes, abi_tsan_is_clangs_own_instrumentation, 120)
 #define COALESCE "-mllvm", "-valor-inline-checks=0", "-fno-vectorize"
 
 /*
+ * A loop that may leave early (a scan) cannot be checked before it; its
+ * reads that walk element by element are checked where it leaves, once
+ * per exit block, when nothing in it writes, synchronizes or may stop.
+ */
+TEST_F_TIMEOUT(shapes, scans_are_checked_where_they_leave, 120)
+{
+	ASSERT_TRUE(compile_ir(_metadata, self, "scans", COALESCE, NULL));
+	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read4", 0);
+	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read_range", 1);
+	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read1", 0);
+	EXPECT_CALLS(self->ir, "scan_and_mark", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "scan_and_mark", "__tsan_read1", 1);
+	EXPECT_CALLS(self->ir, "scan_with_call", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "scan_with_call", "__tsan_read1", 1);
+	EXPECT_CALLS(self->ir, "scan_every_other", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "scan_every_other", "__tsan_read1", 1);
+
+	/* Without the step: a check per read, nothing before the loop. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "no-scans", COALESCE, "-mllvm",
+			       "-valor-scan-reads=0", NULL));
+	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read_range", 0);
+	EXPECT_LT(0,
+		  count_in(self->ir, "sum_until_negative", "@__tsan_read4("));
+	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read_range", 0);
+	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read1", 1);
+
+	/* Inlined, a scan's check is the run check: no call but its paths. */
+	ASSERT_TRUE(compile_ir(_metadata, self, "scans-inline", NULL));
+	EXPECT_CALLS(self->ir, "skip_spaces", "__valor_pass_read_span", 1);
+	EXPECT_CALLS(self->ir, "skip_spaces", "__valor_pass_read_range", 1);
+	EXPECT_EQ(0, count_in(self->ir, "skip_spaces", "@__valor_check_"));
+}
+
+/*
  * Loops are coalesced: a loop's reads that walk a block of memory, on
  * every iteration, in a loop nothing in which may synchronize and that
  * runs to its count, are checked once before the loop as a range; its
@@ -341,9 +392,6 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read4", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write_range", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write4", 1);
-	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read_range", 0);
-	EXPECT_LT(0,
-		  count_in(self->ir, "sum_until_negative", "@__tsan_read4("));
 	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read_range", 0);
 	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read4", 1);
 	EXPECT_CALLS(self->ir, "copy_some", "__tsan_read_range", 1);
@@ -634,21 +682,43 @@ TEST_F_TIMEOUT(shapes, loop_nests_report_exactly_the_races, 180)
 }
 
 /*
- * And neighbouring reads checked as one span: neighbour_reads.c's
- * struct fields read together report T1's writes of the fields the
- * spans take in, at the span's first read's line (across branches too),
- * and not its write of a field between two that are read, which no span
- * may take in.
+ * And scans: scan_reads.c's loops that leave after the read that ends
+ * them, by their bound, or between two reads, report T1's writes of
+ * bytes they read, the last one included, and not its writes just past
+ * them.
  */
-TEST_F_TIMEOUT(shapes, neighbouring_reads_report_exactly_the_races, 180)
+TEST_F_TIMEOUT(shapes, scans_report_exactly_the_races, 180)
+{
+	static const struct race_lines races[] = {
+		{ "dot: write", "dot: read" },
+		{ "bound: write", "bound: read" },
+		{ "guard: write", "guard: read" },
+		{ "go: write", "guard: read" },
+	};
+
+	expect_exact_races(_metadata, self, "scan_reads", "scan reads", races,
+			   4);
+}
+
+/*
+ * And neighbouring accesses checked as one span: neighbours.c's struct
+ * fields read together report T1's writes of the fields the spans take
+ * in, at the span's first read's line (across branches too), and not
+ * its write of a field between two that are read, which no span may
+ * take in; fields written together report T2's read of the last one at
+ * the write span's line, and not its read of a field between two
+ * written ones.
+ */
+TEST_F_TIMEOUT(shapes, neighbouring_accesses_report_exactly_the_races, 180)
 {
 	static const struct race_lines races[] = {
 		{ "span: write", "span: read" },
 		{ "bent: write", "bent: read" },
+		{ "place: write", "place: read" },
 	};
 
-	expect_exact_races(_metadata, self, "neighbour_reads", "reads merged",
-			   races, 2);
+	expect_exact_races(_metadata, self, "neighbours", "writes merged",
+			   races, 3);
 }
 
 /*
