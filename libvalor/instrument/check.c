@@ -106,31 +106,6 @@ void __valor_check_read_span(void *addr, size_t size)
 }
 
 /*
- * The bytes a scan read, checked where it left (valor_pass.cpp,
- * checkScansWhereTheyLeave()): @len bytes, 0 when it read none.  A run
- * of up to 64 bytes is a span (the inline look, then a cell at a time:
- * a short run is most often a first read, a word of a text); a longer
- * one the range's, which looks at the filter a chunk at a time.
- */
-void __valor_check_read_run(void *addr, size_t len)
-{
-	struct valor_thread *th = rt_cur_vt;
-
-	if (__builtin_expect(!th || !len, 0))
-		return;
-	if (__builtin_expect(th->mode == THREAD_FAST, 1)) {
-		if (len <= 64) {
-			if (!rfilter_holds_span(th, (uintptr_t)addr, len))
-				__valor_pass_read_span(addr, len);
-			return;
-		}
-	} else if (th->mode == THREAD_ALONE) {
-		return;
-	}
-	__valor_pass_read_range(addr, len);
-}
-
-/*
  * Neighbouring writes the pass checks as one span of @size bytes, whole
  * 8-aligned cells, 16 to 64 (mergeNeighbours()): one inline test that
  * the region owns them all; else a cell at a time, out of line.

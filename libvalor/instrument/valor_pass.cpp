@@ -84,7 +84,6 @@ const char *const TsanAccess[2][5] = {
 };
 const char ReadRange[] = "__tsan_read_range";
 const char CheckReadSpan[] = "__valor_check_read_span";
-const char CheckReadRun[] = "__valor_check_read_run";
 const char CheckWriteSpan[] = "__valor_check_write_span";
 const char PassReadRange[] = "__valor_pass_read_range";
 const char PassWriteRange[] = "__valor_pass_write_range";
@@ -131,11 +130,6 @@ static cl::opt<bool> ClCoalesceGapped(
 	cl::desc("check a nest of stretches with gaps between them (a "
 		 "tile's rows) before its outer loops too"),
 	cl::init(true), cl::Hidden);
-static cl::opt<bool> ClScanReads(
-	"valor-scan-reads",
-	cl::desc("check the reads of a loop that may leave early (a scan) "
-		 "once, as the range it read, where it leaves"),
-	cl::init(true), cl::Hidden);
 static cl::opt<bool> ClMergeReads(
 	"valor-merge-reads",
 	cl::desc("check neighbouring reads of one base (a struct's "
@@ -173,7 +167,7 @@ struct Stats {
 	unsigned Checked = 0, Elided = 0, Ranges = 0, Vptrs = 0;
 	unsigned Coalesced = 0, LoopRanges = 0, WritesAtReads = 0;
 	unsigned Atomics = 0, MemOps = 0, Locals = 0, NoSync = 0;
-	unsigned Merged = 0, Spans = 0, Scans = 0;
+	unsigned Merged = 0, Spans = 0;
 	unsigned MergedWrites = 0, WriteSpans = 0;
 };
 
@@ -268,8 +262,6 @@ class Instrumenter {
 	void checkWritesAtTheirReads(SmallVectorImpl<Access> &Accesses);
 	void mergeNeighbours(Function &F, SmallVectorImpl<Access> &Accesses,
 			     bool Writes);
-	void checkScansWhereTheyLeave(Function &F,
-				      SmallVectorImpl<Access> &Accesses);
 	void coalesce(Function &F, SmallVectorImpl<Access> &Accesses);
 	void keepLoopsOnly(Function &F);
 	void insertCheck(const Access &A);
@@ -769,36 +761,6 @@ bool alwaysFollows(Instruction *A, Instruction *B, const DominatorTree &DT,
 		for (BasicBlock *S : successors(X))
 			Work.push_back(S);
 	}
-	return true;
-}
-
-/*
- * Whether @L may hold the reads checkScansWhereTheyLeave() checks at
- * its exits: it leaves somewhere, has one latch, and nothing in it
- * writes memory, may synchronize or may keep it from leaving by an exit
- * (a call that may not return).  With @NeedForm, it also has a
- * preheader and exits of its own, which the step can give it.
- */
-bool scanLoop(Loop *L, const TargetLibraryInfo &TLI, bool NeedForm = true)
-{
-	if ((NeedForm && (!L->getLoopPreheader() || !L->hasDedicatedExits())) ||
-	    !L->getLoopLatch())
-		return false;
-	SmallVector<BasicBlock *, 4> Exits;
-	L->getUniqueExitBlocks(Exits);
-	if (Exits.empty())
-		return false;
-	for (BasicBlock *BB : L->blocks())
-		for (Instruction &I : *BB) {
-			if (I.isTerminator() || isa<DbgInfoIntrinsic>(I))
-				continue;
-			if (auto *II = dyn_cast<IntrinsicInst>(&I))
-				if (II->isLifetimeStartOrEnd() ||
-				    II->getIntrinsicID() == Intrinsic::assume)
-					continue;
-			if (I.mayWriteToMemory() || !passesThrough(I, TLI))
-				return false;
-		}
 	return true;
 }
 
@@ -1690,175 +1652,6 @@ void Instrumenter::coalesce(Function &F, SmallVectorImpl<Access> &Accesses)
 	dropMarked(Accesses, Moved);
 }
 
-/*
- * The reads of a loop that may leave early, a scan (`while (p < end &&
- * !is_letter(text[p])) p++`, a run-length count), checked once where
- * the loop leaves, as the bytes it read: the loop has no count to
- * check them by before it, but its exits know how far it went.  A read
- * qualifies when:
- *
- *  - its loop is a scanLoop(): it writes nothing, so no read of it can
- *    meet a write of the same region in between, and it cannot
- *    synchronize or stop, so it leaves by an exit within the region it
- *    read in, and a check there logs the reads in that region;
- *  - its address walks the loop element by element (an affine
- *    recurrence whose step is the read's size, upwards), so the bytes
- *    read are one block from the start;
- *  - it runs on every iteration the loop completes (its block dominates
- *    the latch), and each exit knows whether it ran on the last one:
- *    its block dominates the exiting block (it did) or the exiting
- *    block dominates its block (it did not).
- *
- * At each exit the check takes [start, end), end being the address of
- * the last iteration's read, plus its size if it ran then.  Inline it
- * is one look at the read filter for a run of up to 64 bytes (the span
- * check's), the range's entry point beyond.  A check at the exit logs
- * the reads later than a check per read would, in the same region:
- * Valor validates a region's reads at its end either way.
- */
-void Instrumenter::checkScansWhereTheyLeave(Function &F,
-					    SmallVectorImpl<Access> &Accesses)
-{
-	LoopInfo *LIp = &FAM.getResult<LoopAnalysis>(F);
-	const TargetLibraryInfo &TLI = FAM.getResult<TargetLibraryAnalysis>(F);
-
-	if (LIp->empty())
-		return;
-	/* A preheader and exits of their own for the loops that need them. */
-	bool Changed = false;
-	DominatorTree *DTp = &FAM.getResult<DominatorTreeAnalysis>(F);
-	for (Loop *L : LIp->getLoopsInPreorder()) {
-		if (!scanLoop(L, TLI, false))
-			continue;
-		if (!L->getLoopPreheader())
-			Changed |= InsertPreheaderForLoop(L, DTp, LIp, nullptr,
-							  false) != nullptr;
-		if (!L->hasDedicatedExits())
-			Changed |= formDedicatedExitBlocks(L, DTp, LIp, nullptr,
-							   false);
-	}
-	if (Changed)
-		keepLoopsOnly(F);
-	LoopInfo &LI = FAM.getResult<LoopAnalysis>(F);
-	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
-	ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
-
-	struct Scan {
-		Loop *L;
-		const SCEVAddRecExpr *AR;
-		uint64_t Size;
-		Instruction *Inst;
-	};
-	SmallVector<Scan, 8> Scans;
-	SmallVector<bool, 64> Drop(Accesses.size(), false);
-	DenseMap<Loop *, bool> Ok;
-	for (unsigned I = 0; I < Accesses.size(); I++) {
-		const Access &A = Accesses[I];
-		auto *Load = dyn_cast<LoadInst>(A.Inst);
-		BasicBlock *BB = A.Inst->getParent();
-		Loop *L = LI.getLoopFor(BB);
-
-		if (A.IsWrite || A.Span || !A.Size || !Load || !L ||
-		    Load->isVolatile() || isVtableAccess(Load) ||
-		    Load->getPointerAddressSpace() != 0)
-			continue;
-		auto It = Ok.find(L);
-		if (It == Ok.end())
-			It = Ok.insert({ L, scanLoop(L, TLI) }).first;
-		if (!It->second || !DT.dominates(BB, L->getLoopLatch()))
-			continue;
-		auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(A.Ptr));
-		if (!AR || AR->getLoop() != L || !AR->isAffine())
-			continue;
-		auto *Step = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
-		if (!Step || Step->getAPInt().getSExtValue() != (int64_t)A.Size)
-			continue;
-		SmallVector<BasicBlock *, 4> Exiting, Exits;
-		L->getExitingBlocks(Exiting);
-		L->getUniqueExitBlocks(Exits);
-		bool Known = true;
-		for (BasicBlock *E : Exiting)
-			Known &= (DT.dominates(BB, E) || DT.dominates(E, BB)) &&
-				 isSafeToExpandAt(AR, E->getTerminator(), SE);
-		for (BasicBlock *X : Exits)
-			Known &= isSafeToExpandAt(
-				AR->getStart(), &*X->getFirstInsertionPt(), SE);
-		if (!Known)
-			continue;
-		Scans.push_back({ L, AR, A.Size, A.Inst });
-		Drop[I] = true;
-	}
-	if (Scans.empty())
-		return;
-	dropMarked(Accesses, Drop);
-
-	SCEVExpander Expander(SE, DL, "valor.scan");
-	for (const Scan &Sc : Scans) {
-		SmallVector<BasicBlock *, 4> Exits;
-		Sc.L->getUniqueExitBlocks(Exits);
-		for (BasicBlock *X : Exits) {
-			/*
-			 * The last iteration's address, and whether its read
-			 * ran, from each exiting block: the read's own address
-			 * where it ran, so that only an exit before the read
-			 * (the loop's bound, tested first) adds code to the
-			 * loop.
-			 */
-			PHINode *Last = PHINode::Create(
-				I8Ptr, 2, "valor.scan.last", &X->front());
-			PHINode *Ran = PHINode::Create(
-				IntPtr, 2, "valor.scan.ran", &X->front());
-			DenseMap<BasicBlock *, Value *> AtExit;
-
-			for (BasicBlock *E : predecessors(X)) {
-				Value *&V = AtExit[E];
-				bool Did =
-					DT.dominates(Sc.Inst->getParent(), E);
-
-				if (!V) {
-					Instruction *T = E->getTerminator();
-					Value *P =
-						Did ? getLoadStorePointerOperand(
-							      Sc.Inst) :
-						      Expander.expandCodeFor(
-							      Sc.AR,
-							      Sc.AR->getType(),
-							      T);
-
-					V = CastInst::CreatePointerCast(
-						P, I8Ptr, "", T);
-				}
-				Last->addIncoming(V, E);
-				Ran->addIncoming(
-					ConstantInt::get(IntPtr,
-							 Did ? Sc.Size : 0),
-					E);
-			}
-			Instruction *At = &*X->getFirstInsertionPt();
-			IRBuilder<> IRB(At);
-			IRB.SetCurrentDebugLocation(locationFor(Sc.Inst));
-			Value *Start = IRB.CreatePointerCast(
-				Expander.expandCodeFor(Sc.AR->getStart(),
-						       Sc.AR->getType(), At),
-				I8Ptr);
-			Value *Len = IRB.CreateAdd(
-				IRB.CreateSub(IRB.CreatePtrToInt(Last, IntPtr),
-					      IRB.CreatePtrToInt(Start,
-								 IntPtr)),
-				Ran);
-			CallInst *CI = IRB.CreateCall(
-				M.getOrInsertFunction(
-					InlineChecks ? names::CheckReadRun :
-						       names::ReadRange,
-					Type::getVoidTy(C), I8Ptr, IntPtr),
-				{ Start, Len });
-			if (InlineChecks)
-				ToInline.push_back(CI);
-		}
-		St.Scans++;
-	}
-}
-
 void Instrumenter::insertCheck(const Access &A)
 {
 	IRBuilder<> IRB(A.Inst);
@@ -2242,9 +2035,6 @@ bool Instrumenter::instrumentFunction(Function &F)
 		return false;
 	if (ClCoalesce)
 		coalesce(F, Accesses);
-	/* Loop-level too: -valor-coalesce-loops=0 leaves every check. */
-	if (ClCoalesce && ClScanReads)
-		checkScansWhereTheyLeave(F, Accesses);
 	if (ClElide) {
 		checkWritesAtTheirReads(Accesses);
 		elide(F, Accesses);
@@ -2407,11 +2197,10 @@ bool Instrumenter::run()
 		       << St.Merged << " reads merged into " << St.Spans
 		       << " spans, " << St.MergedWrites
 		       << " writes merged into " << St.WriteSpans
-		       << " write spans, " << St.Scans << " scan reads, "
-		       << St.Coalesced << " coalesced into " << St.LoopRanges
-		       << " loop ranges, " << St.Ranges << " ranges, "
-		       << St.Vptrs << " vptr, " << St.Atomics << " atomics, "
-		       << St.MemOps << " mem ops, " << St.Locals
+		       << " write spans, " << St.Coalesced << " coalesced into "
+		       << St.LoopRanges << " loop ranges, " << St.Ranges
+		       << " ranges, " << St.Vptrs << " vptr, " << St.Atomics
+		       << " atomics, " << St.MemOps << " mem ops, " << St.Locals
 		       << " local accesses, " << St.NoSync
 		       << " functions found nosync\n";
 	return true;

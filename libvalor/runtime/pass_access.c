@@ -211,8 +211,9 @@ PASS_ENTRY void __valor_pass_read_span(void *addr, size_t size)
 		}
 		/*
 		 * With the newest entry's look for any size (refined): a
-		 * scan's runs meet in the middle of cells, whose first part
-		 * the log has from the run before.
+		 * span that starts in the middle of a cell the log's newest
+		 * entry is for (the fields after those a span before read)
+		 * extends that entry instead of calling.
 		 */
 		act = valor_o_fast_check(th, rt_shadow_top, a, n, false, true,
 					 &p, &w);

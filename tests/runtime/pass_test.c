@@ -345,41 +345,6 @@ TEST_F_TIMEOUT(shapes, abi_tsan_is_clangs_own_instrumentation, 120)
 #define COALESCE "-mllvm", "-valor-inline-checks=0", "-fno-vectorize"
 
 /*
- * A loop that may leave early (a scan) cannot be checked before it; its
- * reads that walk element by element are checked where it leaves, once
- * per exit block, when nothing in it writes, synchronizes or may stop.
- */
-TEST_F_TIMEOUT(shapes, scans_are_checked_where_they_leave, 120)
-{
-	ASSERT_TRUE(compile_ir(_metadata, self, "scans", COALESCE, NULL));
-	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read_range", 1);
-	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read4", 0);
-	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read_range", 1);
-	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read1", 0);
-	EXPECT_CALLS(self->ir, "scan_and_mark", "__tsan_read_range", 0);
-	EXPECT_CALLS(self->ir, "scan_and_mark", "__tsan_read1", 1);
-	EXPECT_CALLS(self->ir, "scan_with_call", "__tsan_read_range", 0);
-	EXPECT_CALLS(self->ir, "scan_with_call", "__tsan_read1", 1);
-	EXPECT_CALLS(self->ir, "scan_every_other", "__tsan_read_range", 0);
-	EXPECT_CALLS(self->ir, "scan_every_other", "__tsan_read1", 1);
-
-	/* Without the step: a check per read, nothing before the loop. */
-	ASSERT_TRUE(compile_ir(_metadata, self, "no-scans", COALESCE, "-mllvm",
-			       "-valor-scan-reads=0", NULL));
-	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read_range", 0);
-	EXPECT_LT(0,
-		  count_in(self->ir, "sum_until_negative", "@__tsan_read4("));
-	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read_range", 0);
-	EXPECT_CALLS(self->ir, "skip_spaces", "__tsan_read1", 1);
-
-	/* Inlined, a scan's check is the run check: no call but its paths. */
-	ASSERT_TRUE(compile_ir(_metadata, self, "scans-inline", NULL));
-	EXPECT_CALLS(self->ir, "skip_spaces", "__valor_pass_read_span", 1);
-	EXPECT_CALLS(self->ir, "skip_spaces", "__valor_pass_read_range", 1);
-	EXPECT_EQ(0, count_in(self->ir, "skip_spaces", "@__valor_check_"));
-}
-
-/*
  * Loops are coalesced: a loop's reads that walk a block of memory, on
  * every iteration, in a loop nothing in which may synchronize and that
  * runs to its count, are checked once before the loop as a range; its
@@ -392,6 +357,9 @@ TEST_F_TIMEOUT(shapes, loops_are_coalesced_only_when_it_is_exact, 120)
 	EXPECT_CALLS(self->ir, "sum_array", "__tsan_read4", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write_range", 0);
 	EXPECT_CALLS(self->ir, "strided", "__tsan_write4", 1);
+	EXPECT_CALLS(self->ir, "sum_until_negative", "__tsan_read_range", 0);
+	EXPECT_LT(0,
+		  count_in(self->ir, "sum_until_negative", "@__tsan_read4("));
 	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read_range", 0);
 	EXPECT_CALLS(self->ir, "sum_locked", "__tsan_read4", 1);
 	EXPECT_CALLS(self->ir, "copy_some", "__tsan_read_range", 1);
@@ -678,25 +646,6 @@ TEST_F_TIMEOUT(shapes, loop_nests_report_exactly_the_races, 180)
 	};
 
 	expect_exact_races(_metadata, self, "nest_ranges", "loop ranges", races,
-			   4);
-}
-
-/*
- * And scans: scan_reads.c's loops that leave after the read that ends
- * them, by their bound, or between two reads, report T1's writes of
- * bytes they read, the last one included, and not its writes just past
- * them.
- */
-TEST_F_TIMEOUT(shapes, scans_report_exactly_the_races, 180)
-{
-	static const struct race_lines races[] = {
-		{ "dot: write", "dot: read" },
-		{ "bound: write", "bound: read" },
-		{ "guard: write", "guard: read" },
-		{ "go: write", "guard: read" },
-	};
-
-	expect_exact_races(_metadata, self, "scan_reads", "scan reads", races,
 			   4);
 }
 

@@ -273,10 +273,7 @@ long sum_even_ints(const int *a, long n)
 	return s;
 }
 
-/*
- * Not coalesced: the loop may leave before it has read them all.  Its
- * reads are one range where it leaves (a scan).
- */
+/* Not coalesced: the loop may leave before it has read them all. */
 long sum_until_negative(const int *a, long n)
 {
 	long s = 0;
@@ -498,48 +495,6 @@ double field_on_one_path(const struct point3 *p, int c)
 	if (c)
 		s += p->y;
 	return s;
-}
-
-/* A scan: one range where the loop leaves, whichever way it does. */
-long skip_spaces(const char *s, long i, long n)
-{
-	while (i < n && s[i] == ' ')
-		i++;
-	return i;
-}
-
-/* Not a scan: the loop writes (the same bytes, possibly). */
-long scan_and_mark(char *s, char *marks, long n)
-{
-	long i = 0;
-
-	while (i < n && s[i] != '.') {
-		marks[i] = 1;
-		i++;
-	}
-	return i;
-}
-
-/* Not a scan: the call may synchronize. */
-long scan_with_call(const char *s, long n)
-{
-	long i = 0;
-
-	while (i < n && s[i] != '.') {
-		opaque();
-		i++;
-	}
-	return i;
-}
-
-/* Not a scan: every other byte, the bytes between are not read. */
-long scan_every_other(const char *s, long n)
-{
-	long i = 0;
-
-	while (i < n && s[i] != '.')
-		i += 2;
-	return i;
 }
 
 /* One write span of 24 bytes: three fields written together. */
