@@ -85,7 +85,7 @@ DEFINE_CHECK(16)
 
 /*
  * Neighbouring reads of one base the pass checks as one span of @size
- * bytes, 2 to 64 (valor_pass.cpp, mergeNeighbourReads()): the read
+ * bytes, 2 to 64 (valor_pass.cpp, mergeNeighbours()): the read
  * filter's look inline, as for one access; all else, a first read of
  * any of its bytes included, goes out of line, a cell at a time.
  */
@@ -107,7 +107,7 @@ void __valor_check_read_span(void *addr, size_t size)
 
 /*
  * Neighbouring writes the pass checks as one span of @size bytes, whole
- * 8-aligned cells, 16 to 64 (mergeNeighbours()): one inline test that
+ * 8-aligned cells, 8 to 64 (mergeNeighbours()): one inline test that
  * the region owns them all; else a cell at a time, out of line.
  */
 void __valor_check_write_span(void *addr, size_t size)

@@ -237,11 +237,13 @@ PASS_ENTRY void __valor_pass_write_span(void *addr, size_t size)
 {
 	uintptr_t a = (uintptr_t)addr, end = a + size, site = SITE();
 
-	for (; a < end; a = (a | (CELL_SIZE - 1)) + 1) {
+	while (a < end) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
 
-		on_access((const void *)a, (next < end ? next : end) - a, true,
-			  site);
+		if (next > end)
+			next = end;
+		on_access((const void *)a, next - a, true, site);
+		a = next;
 	}
 }
 
