@@ -534,6 +534,20 @@ bool syncBefore(const Instruction *B, const TargetLibraryInfo &TLI)
 	return false;
 }
 
+/*
+ * @F's blocks numbered in a depth-first walk of the dominator tree: a
+ * block's number is above those of all its dominators.
+ */
+DenseMap<BasicBlock *, unsigned> dominatorOrder(const DominatorTree &DT)
+{
+	DenseMap<BasicBlock *, unsigned> Order;
+	unsigned N = 0;
+
+	for (auto *Node : depth_first(DT.getRootNode()))
+		Order[Node->getBlock()] = N++;
+	return Order;
+}
+
 /* Drop the accesses whose @Marked entry is set. */
 void dropMarked(SmallVectorImpl<Access> &Accesses, ArrayRef<bool> Marked)
 {
@@ -645,10 +659,7 @@ bool Instrumenter::elide(Function &F, SmallVectorImpl<Access> &Accesses)
 		Sync[&BB] = S;
 	}
 	/* Dominators first: a dominated access is never before its dominator. */
-	DenseMap<BasicBlock *, unsigned> Order;
-	unsigned N = 0;
-	for (auto *Node : depth_first(DT.getRootNode()))
-		Order[Node->getBlock()] = N++;
+	DenseMap<BasicBlock *, unsigned> Order = dominatorOrder(DT);
 	std::stable_sort(Accesses.begin(), Accesses.end(),
 			 [&](const Access &X, const Access &Y) {
 				 return Order.lookup(X.Inst->getParent()) <
@@ -711,6 +722,17 @@ bool passesThrough(const Instruction &I, const TargetLibraryInfo &TLI)
 	       isGuaranteedToTransferExecutionToSuccessor(&I);
 }
 
+/* Whether every instruction in [@It, @End) passesThrough(). */
+bool allPassThrough(BasicBlock::const_iterator It,
+		    BasicBlock::const_iterator End,
+		    const TargetLibraryInfo &TLI)
+{
+	for (; It != End; ++It)
+		if (!passesThrough(*It, TLI))
+			return false;
+	return true;
+}
+
 /*
  * Whether, once @A runs, @B runs too, later, in the same region, with
  * every value @A's operands had: @A dominates @B; every path from @A
@@ -727,24 +749,17 @@ bool alwaysFollows(Instruction *A, Instruction *B, const DominatorTree &DT,
 	BasicBlock *From = A->getParent(), *To = B->getParent();
 	const unsigned Limit = 64;
 
-	if (From == To) {
-		if (!A->comesBefore(B))
-			return false;
-		for (auto It = std::next(A->getIterator()); &*It != B; ++It)
-			if (!passesThrough(*It, TLI))
-				return false;
-		return true;
-	}
+	if (From == To)
+		return A->comesBefore(B) &&
+		       allPassThrough(std::next(A->getIterator()),
+				      B->getIterator(), TLI);
 	Loop *L = LI.getLoopFor(From);
 	if (LI.getLoopFor(To) != L || !DT.dominates(A, B) ||
 	    !PDT.dominates(To, From) || (L && L->getHeader() == To))
 		return false;
-	for (auto It = std::next(A->getIterator()); It != From->end(); ++It)
-		if (!passesThrough(*It, TLI))
-			return false;
-	for (auto It = To->begin(); &*It != B; ++It)
-		if (!passesThrough(*It, TLI))
-			return false;
+	if (!allPassThrough(std::next(A->getIterator()), From->end(), TLI) ||
+	    !allPassThrough(To->begin(), B->getIterator(), TLI))
+		return false;
 	SmallPtrSet<BasicBlock *, 16> Seen;
 	SmallVector<BasicBlock *, 16> Work(succ_begin(From), succ_end(From));
 	while (!Work.empty()) {
@@ -755,9 +770,8 @@ bool alwaysFollows(Instruction *A, Instruction *B, const DominatorTree &DT,
 		if (X == From || Seen.size() > Limit || LI.getLoopFor(X) != L ||
 		    (L && L->getHeader() == X))
 			return false;
-		for (Instruction &I : *X)
-			if (!passesThrough(I, TLI))
-				return false;
+		if (!allPassThrough(X->begin(), X->end(), TLI))
+			return false;
 		for (BasicBlock *S : successors(X))
 			Work.push_back(S);
 	}
@@ -786,14 +800,14 @@ void Instrumenter::mergeNeighbours(Function &F,
 {
 	struct Piece {
 		unsigned Idx;
-		int64_t Off; /* from the group's first read */
+		int64_t Off; /* from the group's first access */
 	};
 	struct Group {
-		const SCEV *Ptr; /* of its first read */
+		const SCEV *Ptr; /* of its first access */
 		Loop *L;
 		SmallVector<Piece, 4> P;
 	};
-	SmallVector<unsigned, 64> Reads;
+	SmallVector<unsigned, 64> Cands;
 
 	for (unsigned I = 0; I < Accesses.size(); I++) {
 		const Access &A = Accesses[I];
@@ -806,9 +820,9 @@ void Instrumenter::mergeNeighbours(Function &F,
 		    (Writes || isa<LoadInst>(I0)) &&
 		    !cast<Instruction>(I0)->isVolatile() &&
 		    !isVtableAccess(I0) && getLoadStoreAddressSpace(I0) == 0)
-			Reads.push_back(I);
+			Cands.push_back(I);
 	}
-	if (Reads.size() < 2)
+	if (Cands.size() < 2)
 		return;
 	ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
 	DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
@@ -817,12 +831,9 @@ void Instrumenter::mergeNeighbours(Function &F,
 	const TargetLibraryInfo &TLI = FAM.getResult<TargetLibraryAnalysis>(F);
 	SmallVector<bool, 64> Drop(Accesses.size(), false);
 
-	/* Leaders first: a read before the reads that follow it. */
-	DenseMap<BasicBlock *, unsigned> Order;
-	unsigned N = 0;
-	for (auto *Node : depth_first(DT.getRootNode()))
-		Order[Node->getBlock()] = N++;
-	std::stable_sort(Reads.begin(), Reads.end(),
+	/* Leaders first: an access before the accesses that follow it. */
+	DenseMap<BasicBlock *, unsigned> Order = dominatorOrder(DT);
+	std::stable_sort(Cands.begin(), Cands.end(),
 			 [&](unsigned X, unsigned Y) {
 				 Instruction *I = Accesses[X].Inst,
 					     *J = Accesses[Y].Inst;
@@ -833,14 +844,14 @@ void Instrumenter::mergeNeighbours(Function &F,
 				 return I != J && I->comesBefore(J);
 			 });
 	/*
-	 * A read joins the group of an earlier read of its loop a constant
+	 * An access joins the group of an earlier one of its loop a constant
 	 * distance away (ScalarEvolution's difference of the two addresses:
 	 * a struct's fields through one index, whatever the index is).  The
 	 * look goes back a few groups only, to bound the pass's time.
 	 */
 	const unsigned LookBack = 16;
 	SmallVector<Group, 16> Groups;
-	for (unsigned I : Reads) {
+	for (unsigned I : Cands) {
 		const SCEV *S = SE.getSCEV(Accesses[I].Ptr);
 		Loop *L = LoopI.getLoopFor(Accesses[I].Inst->getParent());
 		bool Joined = false;
@@ -875,7 +886,7 @@ void Instrumenter::mergeNeighbours(Function &F,
 
 			if (Drop[Lead.Idx] || A.Span)
 				continue;
-			/* The reads that run whenever Lead does, by offset. */
+			/* The accesses that run whenever Lead does, by offset. */
 			SmallVector<Piece, 4> With;
 			With.push_back(Lead);
 			for (const Piece &P : G)
