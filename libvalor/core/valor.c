@@ -333,14 +333,18 @@ static __attribute__((noinline)) bool refine(struct valor_thread *th,
 
 /* --- writes */
 
-/* Write bytes @m of a refined cell, byte by byte. */
+/*
+ * Write bytes @m of a refined cell, byte by byte.  Each byte's write-log
+ * entry goes in right after its CAS, as a compact cell's does (bytes
+ * that got one version share an entry, wlog_append_bytes()): another
+ * thread that meets the byte owned looks for the write in our ring, and
+ * with the entries appended after all eight CASes, it often looked too
+ * early and reported the write's site unknown.
+ */
 static void write_refined(struct valor_thread *th, uint64_t cell,
 			  shadow_word *blk, uint8_t m, uint64_t site,
 			  bool *eager)
 {
-	uint8_t newly_owned = 0;
-	uint64_t new_ver[CELL_SIZE];
-
 	wlog_make_room(th);
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		uint64_t bw, nw;
@@ -354,25 +358,13 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 			nw = vw_make(vw_ver(bw) + 1, th->slot, true, 0, 0);
 		} while (!cas_over(th, &blk[b], &bw, nw, other_owner(th, bw)));
 		th->st.version_bumps++;
-		newly_owned |= 1U << b;
-		new_ver[b] = vw_ver(nw);
+		wlog_append_bytes(th, cell, 1U << b, vw_ver(nw), site);
 		if (bw & VW_ACTIVE) {
 			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
 				     vw_slot(bw), true, site);
 			*eager = true;
 		}
 next_byte:;
-	}
-	/* One entry per version the bytes got (they may differ). */
-	while (newly_owned) {
-		uint64_t ver = new_ver[__builtin_ctz(newly_owned)];
-		uint8_t same = 0;
-
-		for (unsigned b = 0; b < CELL_SIZE; b++)
-			if ((newly_owned & (1U << b)) && new_ver[b] == ver)
-				same |= 1U << b;
-		wlog_append(th, cell, same, ver, site);
-		newly_owned &= ~same;
 	}
 }
 

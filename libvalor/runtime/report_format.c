@@ -124,6 +124,11 @@ static void put_thread_name(struct rt_out *o, const struct rt_report *r,
 {
 	const struct rt_report_thread *t = find_thread(r, tid);
 
+	/* Ids start at 1: 0 is a writer no write log names any more. */
+	if (!tid) {
+		rt_out_puts(o, "another thread");
+		return;
+	}
 	if ((t && t->is_main) || is_main)
 		rt_out_printf(o, "main thread T%" PRIu64, tid);
 	else
@@ -185,6 +190,24 @@ static void human_access(struct rt_out *o, const struct rt_report *r,
 		      c->addr);
 	put_thread_name(o, r, a->tid, false);
 	rt_out_printf(o, "%s:\n", suffix ? suffix : "");
+	/*
+	 * Another thread's write is known by its write-log entry, and its
+	 * ring keeps a bounded number of them: a thread that went on
+	 * writing while this one was busy (reporting, for one) overwrote it.
+	 */
+	if (!a->stack.n && a->site_only && a->is_write) {
+		if (a->tid) {
+			rt_out_puts(o,
+				    "    (site not found: the write log of ");
+			put_thread_name(o, r, a->tid, false);
+			rt_out_puts(o, " no longer holds this write)\n");
+		} else {
+			rt_out_puts(o,
+				    "    (site and thread not found: no write "
+				    "log holds this write any more)\n");
+		}
+		return;
+	}
 	put_stack(o, &a->stack);
 }
 

@@ -617,6 +617,46 @@ TEST_F_TIMEOUT(errors, one_report_per_pair_of_lines, 120)
 }
 
 /*
+ * A write whose write-log entry is gone when validation meets it: in
+ * lost_writer.c the writer (T3) goes on through 8,192 regions of its
+ * own first, more than its ring keeps.  The read-write report still
+ * names T3 and says why the site is missing, where it used to print an
+ * "(unknown)" stack.
+ */
+TEST_F_TIMEOUT(errors, a_write_gone_from_the_write_log_names_its_thread, 120)
+{
+	char bin[PATH_MAX], where[64];
+	struct run_result r;
+	int line;
+
+	pathf(bin, sizeof(bin), "%s/lost_writer", self->e.out);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "lost_writer", "-O1",
+			     "-iquote", "$I", "-o", "$O/lost_writer",
+			     "$P/lost_writer.c", "$S", NULL));
+	line = line_of(&self->e, "lost_writer.c", "racy: read of shared");
+	ASSERT_LT(0, line);
+	snprintf(where, sizeof(where), "lost_writer.c:%d", line);
+	run_with_options(_metadata, &self->e, bin, "analysis=valor", &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "read-write conflict"))
+	TH_LOG("no read-write conflict: %s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, where))
+	TH_LOG("the read at %s is not named: %s", where, r.output);
+	EXPECT_NE(NULL, strstr(r.output, "Conflicting write of size 8 at "))
+	TH_LOG("the write is not described: %s", r.output);
+	EXPECT_NE(NULL,
+		  strstr(r.output, "(site not found: the write log of "
+				   "thread T3 no longer holds this write)"))
+	TH_LOG("the missing site is not explained: %s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "(unknown)"))
+	TH_LOG("an unexplained unknown stack: %s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, "lost_writer done"))
+	TH_LOG("the program did not finish: %s", r.output);
+	run_result_free(&r);
+}
+
+/*
  * Signal handlers: one that interrupts the runtime's unguarded access
  * code runs unanalysed, so 200,000 signals whose handler writes the
  * cell the interrupted thread is updating do not hang any analysis (the
