@@ -53,7 +53,15 @@ LIB_MAP := libvalor/libvalor.map
 # RT_SRCS is a wildcard so the archive builds from whatever parts exist.
 RT_SRCS := $(sort $(wildcard libvalor/core/*.c libvalor/runtime/*.c))
 RT_OBJS := $(RT_SRCS:%.c=$(BUILD)/obj-rt/%.o)
-RT_RUNTIME_OBJS := $(filter $(BUILD)/obj-rt/libvalor/runtime/%,$(RT_OBJS))
+# The sanitizer system call hooks syscall_hooks.c does not define, as
+# empty functions generated from the installed clang's header
+# (tools/gen-syscall-hooks.py): a program that calls any of them links.
+SYSCALL_HOOKS_HDR := $(shell $(or $(PASS_CLANG),clang-14) -print-resource-dir \
+	2>/dev/null)/include/sanitizer/linux_syscall_hooks.h
+SYSCALL_HOOKS_GEN := $(BUILD)/gen/syscall_hooks_rest.c
+RT_OBJS += $(SYSCALL_HOOKS_GEN:%.c=$(BUILD)/obj-rt/%.o)
+RT_RUNTIME_OBJS := $(filter $(BUILD)/obj-rt/libvalor/runtime/% \
+	$(BUILD)/obj-rt/$(BUILD)/gen/%,$(RT_OBJS))
 RT_OPTIONS_DEF := libvalor/runtime/options.def
 RT_A := $(BUILD)/lib/libvalor-rt.a
 # Symbols the program exports so shared libraries (libstdc++, ...) reach
@@ -304,6 +312,21 @@ $(BUILD)/obj-rt/%.o: %.c | $(DEPS_STAMP)
 	$(quiet) CC-RT $<
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(RT_CPPFLAGS) $(RT_CFLAGS) -c -o $@ $<
+
+$(SYSCALL_HOOKS_GEN): tools/gen-syscall-hooks.py \
+		libvalor/runtime/syscall_hooks.c $(wildcard $(SYSCALL_HOOKS_HDR)) \
+		| $(DEPS_STAMP)
+	$(quiet) GEN $@
+	$(Q)mkdir -p $(@D)
+	$(Q)if [ -f "$(SYSCALL_HOOKS_HDR)" ]; then \
+		$(PASS_CLANG) -E -P -x c "$(SYSCALL_HOOKS_HDR)" >$@.i; \
+	else \
+		: >$@.i; \
+	fi
+	$(Q)$(PYTHON) tools/gen-syscall-hooks.py $@.i \
+		libvalor/runtime/syscall_hooks.c >$@.tmp
+	$(Q)rm -f $@.i
+	$(Q)mv $@.tmp $@
 
 $(PASS_CHECK_BC): libvalor/instrument/check.c | $(DEPS_STAMP)
 	$(quiet) BC $<

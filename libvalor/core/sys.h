@@ -97,6 +97,32 @@ static inline void eng_cpu_relax(void)
 }
 
 /*
+ * How many of the engine's and the runtime's locks the calling thread
+ * holds.  A signal handler of the program that runs while the thread
+ * holds one can deadlock: the handler waits for another thread, which
+ * waits for the lock (libuv's signal handler, which takes a lock of its
+ * own, against a thread printing a report).  So the runtime defers such
+ * signals (intercept_signal.c): it sets @eng_after_locks, and the
+ * thread calls @eng_after_locks_hook once it holds no lock again.
+ */
+extern __thread unsigned eng_locks_held
+	__attribute__((tls_model("initial-exec")));
+extern __thread bool eng_after_locks __attribute__((tls_model("initial-exec")));
+extern void (*eng_after_locks_hook)(void);
+
+static inline void eng_locks_taken(void)
+{
+	eng_locks_held++;
+}
+
+static inline void eng_locks_dropped(void)
+{
+	if (!--eng_locks_held && __builtin_expect(eng_after_locks, 0) &&
+	    eng_after_locks_hook)
+		eng_after_locks_hook();
+}
+
+/*
  * A mutex on a futex: 0 free, 1 locked, 2 locked with waiters.  Only
  * slow paths take it (thread creation, metadata allocation, FastTrack's
  * sync-object clocks).
@@ -114,14 +140,17 @@ static inline void eng_lock(struct eng_lock *l)
 {
 	int c = 0;
 
-	if (atomic_compare_exchange_strong(&l->v, &c, 1))
+	if (atomic_compare_exchange_strong(&l->v, &c, 1)) {
+		eng_locks_taken();
 		return;
+	}
 	if (c != 2)
 		c = atomic_exchange(&l->v, 2);
 	while (c != 0) {
 		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
 		c = atomic_exchange(&l->v, 2);
 	}
+	eng_locks_taken();
 }
 
 static inline void eng_unlock(struct eng_lock *l)
@@ -130,6 +159,7 @@ static inline void eng_unlock(struct eng_lock *l)
 		atomic_store(&l->v, 0);
 		syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
+	eng_locks_dropped();
 }
 
 #endif /* VALOR_CORE_SYS_H */

@@ -382,6 +382,29 @@ static inline void rt_icpt_access(struct rt_thread *t, const void *p, size_t n,
 		valor_access(t->vt, (uintptr_t)p, n, is_write, pc);
 }
 
+/*
+ * What the I/O and mapping interceptors do around the real call, shared
+ * with the sanitizer syscall hooks (syscall_hooks.c), which stand for
+ * the same calls made without libc.  @ret is the caller's return
+ * address: its buffers are reported unless ignore_uninstrumented says
+ * to leave an uninstrumented caller alone.
+ */
+bool rt_caller_checked(uintptr_t ret);
+/* An output call: rt_output_begin(), buffers checked as reads if
+ * *@check, the real call, rt_output_end() (validates if asked). */
+struct rt_thread *rt_output_begin(uintptr_t ret, bool *check);
+void rt_output_end(struct rt_thread *t);
+void rt_read_iov(struct rt_thread *t, const struct iovec *iov, int n,
+		 uintptr_t pc);
+void rt_read_msg(struct rt_thread *t, const struct msghdr *m, uintptr_t pc);
+/* After an input call that returned @r: the bytes it stored, as writes. */
+void rt_input_done(uintptr_t ret, const void *buf, ssize_t r);
+void rt_input_iov(uintptr_t ret, const struct iovec *iov, int cnt, ssize_t r);
+/* Memory's life: [@addr, +@len) unmapped (checked as a write), mapped. */
+void rt_unmapping(struct rt_thread *t, const void *addr, size_t len,
+		  uintptr_t pc);
+void rt_mapped(struct rt_thread *t, const void *addr, size_t len);
+
 /* After fork(), in the child: reset what intercept_*.c keep. */
 void rt_intercept_pthread_after_fork_child(void);
 void rt_intercept_modules_after_fork_child(void);

@@ -264,13 +264,13 @@ RT_INTERCEPTOR pid_t fork(void)
  * instrumented.  The thread is never busy during the real call, which
  * may block.
  */
-static bool caller_checked(uintptr_t ret)
+bool rt_caller_checked(uintptr_t ret)
 {
 	return !rt.opt.ignore_uninstrumented || rt_pc_instrumented(ret);
 }
 
-static void read_iov(struct rt_thread *t, const struct iovec *iov, int n,
-		     uintptr_t pc)
+void rt_read_iov(struct rt_thread *t, const struct iovec *iov, int n,
+		 uintptr_t pc)
 {
 	if (n <= 0)
 		return;
@@ -279,30 +279,30 @@ static void read_iov(struct rt_thread *t, const struct iovec *iov, int n,
 		rt_icpt_access(t, iov[i].iov_base, iov[i].iov_len, false, pc);
 }
 
-static void read_msg(struct rt_thread *t, const struct msghdr *m, uintptr_t pc)
+void rt_read_msg(struct rt_thread *t, const struct msghdr *m, uintptr_t pc)
 {
 	rt_icpt_access(t, m, sizeof(*m), false, pc);
 	if (m->msg_name)
 		rt_icpt_access(t, m->msg_name, m->msg_namelen, false, pc);
 	if (m->msg_control)
 		rt_icpt_access(t, m->msg_control, m->msg_controllen, false, pc);
-	read_iov(t, m->msg_iov, (int)m->msg_iovlen, pc);
+	rt_read_iov(t, m->msg_iov, (int)m->msg_iovlen, pc);
 }
 
 /*
  * Before an output call: the calling thread if it may analyse (NULL
  * otherwise), and in *@check whether the buffers are to be reported.
- * output_end() then validates, if asked, and leaves.
+ * rt_output_end() then validates, if asked, and leaves.
  */
-static struct rt_thread *output_begin(uintptr_t ret, bool *check)
+struct rt_thread *rt_output_begin(uintptr_t ret, bool *check)
 {
 	struct rt_thread *t = rt_icpt_enter();
 
-	*check = t && caller_checked(ret);
+	*check = t && rt_caller_checked(ret);
 	return t;
 }
 
-static void output_end(struct rt_thread *t)
+void rt_output_end(struct rt_thread *t)
 {
 	if (!t)
 		return;
@@ -314,44 +314,44 @@ static void output_end(struct rt_thread *t)
 RT_INTERCEPTOR ssize_t write(int fd, const void *buf, size_t n)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	output_end(t);
+	rt_output_end(t);
 	return RT_REAL(write)(fd, buf, n);
 }
 
 RT_INTERCEPTOR ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check)
-		read_iov(t, iov, cnt, RT_CALLER_PC());
-	output_end(t);
+		rt_read_iov(t, iov, cnt, RT_CALLER_PC());
+	rt_output_end(t);
 	return RT_REAL(writev)(fd, iov, cnt);
 }
 
 RT_INTERCEPTOR ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	output_end(t);
+	rt_output_end(t);
 	return RT_REAL(pwrite)(fd, buf, n, off);
 }
 
 RT_INTERCEPTOR ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	output_end(t);
+	rt_output_end(t);
 	return RT_REAL(pwrite64)(fd, buf, n, off);
 }
 
@@ -359,11 +359,11 @@ RT_INTERCEPTOR ssize_t pwritev(int fd, const struct iovec *iov, int cnt,
 			       off_t off)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check)
-		read_iov(t, iov, cnt, RT_CALLER_PC());
-	output_end(t);
+		rt_read_iov(t, iov, cnt, RT_CALLER_PC());
+	rt_output_end(t);
 	return RT_REAL(pwritev)(fd, iov, cnt, off);
 }
 
@@ -377,21 +377,21 @@ RT_INTERCEPTOR ssize_t pwritev2(int fd, const struct iovec *iov, int cnt,
 		errno = ENOSYS;
 		return -1;
 	}
-	t = output_begin(RT_CALLER_RET(), &check);
+	t = rt_output_begin(RT_CALLER_RET(), &check);
 	if (check)
-		read_iov(t, iov, cnt, RT_CALLER_PC());
-	output_end(t);
+		rt_read_iov(t, iov, cnt, RT_CALLER_PC());
+	rt_output_end(t);
 	return rt_real_pwritev2(fd, iov, cnt, off, flags);
 }
 
 RT_INTERCEPTOR ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	output_end(t);
+	rt_output_end(t);
 	return RT_REAL(send)(fd, buf, n, flags);
 }
 
@@ -399,25 +399,25 @@ RT_INTERCEPTOR ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 			      const struct sockaddr *addr, socklen_t addrlen)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check) {
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
 		if (addr)
 			rt_icpt_access(t, addr, addrlen, false, RT_CALLER_PC());
 	}
-	output_end(t);
+	rt_output_end(t);
 	return RT_REAL(sendto)(fd, buf, n, flags, addr, addrlen);
 }
 
 RT_INTERCEPTOR ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	if (check)
-		read_msg(t, msg, RT_CALLER_PC());
-	output_end(t);
+		rt_read_msg(t, msg, RT_CALLER_PC());
+	rt_output_end(t);
 	return RT_REAL(sendmsg)(fd, msg, flags);
 }
 
@@ -425,22 +425,22 @@ RT_INTERCEPTOR int sendmmsg(int fd, struct mmsghdr *vec, unsigned int n,
 			    int flags)
 {
 	bool check;
-	struct rt_thread *t = output_begin(RT_CALLER_RET(), &check);
+	struct rt_thread *t = rt_output_begin(RT_CALLER_RET(), &check);
 
 	for (unsigned i = 0; check && i < n; i++)
-		read_msg(t, &vec[i].msg_hdr, RT_CALLER_PC());
-	output_end(t);
+		rt_read_msg(t, &vec[i].msg_hdr, RT_CALLER_PC());
+	rt_output_end(t);
 	return RT_REAL(sendmmsg)(fd, vec, n, flags);
 }
 
 /* After an input call that returned @r: the bytes it stored. */
-static void input_done(uintptr_t ret, const void *buf, ssize_t r)
+void rt_input_done(uintptr_t ret, const void *buf, ssize_t r)
 {
 	struct rt_thread *t;
 
 	if (r <= 0 || !(t = rt_icpt_enter()))
 		return;
-	if (caller_checked(ret))
+	if (rt_caller_checked(ret))
 		rt_icpt_access(t, buf, (size_t)r, true, ret - 1);
 	rt_leave(t);
 }
@@ -449,7 +449,7 @@ RT_INTERCEPTOR ssize_t read(int fd, void *buf, size_t n)
 {
 	ssize_t r = RT_REAL(read)(fd, buf, n);
 
-	input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), buf, r);
 	return r;
 }
 
@@ -457,7 +457,7 @@ RT_INTERCEPTOR ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	ssize_t r = RT_REAL(pread)(fd, buf, n, off);
 
-	input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), buf, r);
 	return r;
 }
 
@@ -465,7 +465,7 @@ RT_INTERCEPTOR ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
 	ssize_t r = RT_REAL(pread64)(fd, buf, n, off);
 
-	input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), buf, r);
 	return r;
 }
 
@@ -473,7 +473,7 @@ RT_INTERCEPTOR ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	ssize_t r = RT_REAL(recv)(fd, buf, n, flags);
 
-	input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), buf, r);
 	return r;
 }
 
@@ -483,20 +483,18 @@ RT_INTERCEPTOR ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags,
 {
 	ssize_t r = RT_REAL(recvfrom)(fd, buf, n, flags, addr, addrlen);
 
-	input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), buf, r);
 	return r;
 }
 
 /* The iovec array is read, then its buffers written in order. */
-RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
+void rt_input_iov(uintptr_t ret, const struct iovec *iov, int cnt, ssize_t r)
 {
-	uintptr_t ret = RT_CALLER_RET();
-	ssize_t r = RT_REAL(readv)(fd, iov, cnt);
 	struct rt_thread *t;
 
 	if (r < 0 || cnt <= 0 || !(t = rt_icpt_enter()))
-		return r;
-	if (caller_checked(ret)) {
+		return;
+	if (rt_caller_checked(ret)) {
 		size_t left = (size_t)r;
 
 		rt_icpt_access(t, iov, (size_t)cnt * sizeof(*iov), false,
@@ -510,6 +508,13 @@ RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
 		}
 	}
 	rt_leave(t);
+}
+
+RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	ssize_t r = RT_REAL(readv)(fd, iov, cnt);
+
+	rt_input_iov(RT_CALLER_RET(), iov, cnt, r);
 	return r;
 }
 
@@ -528,7 +533,7 @@ RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
  */
 static __attribute__((noinline)) void validate_caller(void)
 {
-	output_end(rt_icpt_enter());
+	rt_output_end(rt_icpt_enter());
 }
 
 static inline void before_output(void)

@@ -34,15 +34,15 @@ static size_t page_round(size_t len)
 	return (len + p - 1) & ~(p - 1);
 }
 
-static void unmapping(struct rt_thread *t, const void *addr, size_t len,
-		      uintptr_t pc)
+void rt_unmapping(struct rt_thread *t, const void *addr, size_t len,
+		  uintptr_t pc)
 {
 	len = page_round(len);
 	if (len)
 		valor_free(t->vt, (uintptr_t)addr, len, pc);
 }
 
-static void mapped(struct rt_thread *t, const void *addr, size_t len)
+void rt_mapped(struct rt_thread *t, const void *addr, size_t len)
 {
 	len = page_round(len);
 	if (addr != MAP_FAILED && len)
@@ -58,9 +58,9 @@ RT_INTERCEPTOR void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	if (!t)
 		return RT_REAL(mmap)(addr, len, prot, flags, fd, off);
 	if (flags & MAP_FIXED)
-		unmapping(t, addr, len, RT_CALLER_PC());
+		rt_unmapping(t, addr, len, RT_CALLER_PC());
 	r = RT_REAL(mmap)(addr, len, prot, flags, fd, off);
-	mapped(t, r, len);
+	rt_mapped(t, r, len);
 	rt_leave(t);
 	return r;
 }
@@ -74,9 +74,9 @@ RT_INTERCEPTOR void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 	if (!t)
 		return RT_REAL(mmap64)(addr, len, prot, flags, fd, off);
 	if (flags & MAP_FIXED)
-		unmapping(t, addr, len, RT_CALLER_PC());
+		rt_unmapping(t, addr, len, RT_CALLER_PC());
 	r = RT_REAL(mmap64)(addr, len, prot, flags, fd, off);
-	mapped(t, r, len);
+	rt_mapped(t, r, len);
 	rt_leave(t);
 	return r;
 }
@@ -86,7 +86,7 @@ RT_INTERCEPTOR int munmap(void *addr, size_t len)
 	struct rt_thread *t = rt_icpt_enter();
 
 	if (t) {
-		unmapping(t, addr, len, RT_CALLER_PC());
+		rt_unmapping(t, addr, len, RT_CALLER_PC());
 		rt_leave(t);
 	}
 	return RT_REAL(munmap)(addr, len);
@@ -121,9 +121,9 @@ RT_INTERCEPTOR void *mremap(void *old, size_t old_len, size_t new_len,
 		/* The data moved and its history with it (LARD R4). */
 		valor_move(t->vt, (uintptr_t)o, (uintptr_t)r, keep);
 	if (old_len > keep)
-		unmapping(t, o + keep, old_len - keep, RT_CALLER_PC());
+		rt_unmapping(t, o + keep, old_len - keep, RT_CALLER_PC());
 	if (new_len > keep)
-		mapped(t, r + keep, new_len - keep);
+		rt_mapped(t, r + keep, new_len - keep);
 out:
 	rt_leave(t);
 	return r;

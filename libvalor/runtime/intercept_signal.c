@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #endif
 #include "intercept.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -50,7 +51,7 @@ static uintptr_t interrupted_pc(const void *uc)
 #endif
 }
 
-static void signal_wrapper(int sig, siginfo_t *info, void *uc)
+static void run_handler(int sig, siginfo_t *info, void *uc)
 {
 	void (*fn)(int, siginfo_t *, void *) = (void (*)(
 		int, siginfo_t *, void *))atomic_load(&program_handler[sig]);
@@ -63,6 +64,124 @@ static void signal_wrapper(int sig, siginfo_t *info, void *uc)
 		fn(sig, info, uc);
 	if (guard)
 		rt_busy_dec(t);
+}
+
+/*
+ * Signals that arrive while the thread holds one of the runtime's or
+ * the engine's locks (sys.h) wait until it holds none.  The program's
+ * handler may wait for another thread, and that thread for the lock:
+ * libuv's test suite hung so, a thread printing a report interrupted by
+ * a handler that waited for libuv's own signal lock, whose holder was
+ * waiting to print a report of its own.  A fault (a synchronous signal
+ * the kernel raised) cannot wait: returning would fault again.
+ *
+ * A few of them, each with its siginfo and a copy of its context, as
+ * the kernel queues them: one of each standard signal, real-time ones
+ * each.  Past DEFERRED_MAX the handler runs at once, as it always did.
+ */
+#define DEFERRED_MAX 4
+
+struct deferred_signal {
+	int sig;
+	siginfo_t info;
+	ucontext_t uc;
+};
+
+static __thread struct {
+	unsigned n;
+	struct deferred_signal e[DEFERRED_MAX];
+} deferred __attribute__((tls_model("initial-exec")));
+
+static bool is_fault(int sig, const siginfo_t *info)
+{
+	switch (sig) {
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGILL:
+	case SIGFPE:
+	case SIGTRAP:
+	case SIGSYS:
+		/* si_code > 0: the kernel's own; kill() and sigqueue() <= 0. */
+		return !info || info->si_code > 0;
+	default:
+		return false;
+	}
+}
+
+static bool defer(int sig, const siginfo_t *info, const void *uc)
+{
+	struct deferred_signal *d;
+	unsigned i;
+
+	for (i = 0; i < deferred.n; i++)
+		if (deferred.e[i].sig == sig && sig < SIGRTMIN)
+			return true; /* pending already: one is kept */
+	if (deferred.n == DEFERRED_MAX)
+		return false;
+	/* Reserved before it is filled: another signal may come in between. */
+	d = &deferred.e[deferred.n++];
+	d->sig = sig;
+	if (info)
+		d->info = *info;
+	else
+		memset(&d->info, 0, sizeof(d->info));
+	if (uc) {
+		memcpy(&d->uc, uc, sizeof(d->uc));
+#if defined(__x86_64__)
+		/* The copy's floating-point state, not the gone frame's. */
+		if (d->uc.uc_mcontext.fpregs)
+			d->uc.uc_mcontext.fpregs = &d->uc.__fpregs_mem;
+#endif
+	} else {
+		memset(&d->uc, 0, sizeof(d->uc));
+	}
+	eng_after_locks = true;
+	return true;
+}
+
+static void signal_wrapper(int sig, siginfo_t *info, void *uc);
+
+/*
+ * The thread holds no lock any more: the waiting signals run, oldest
+ * first, with the mask their handler asked for.  One the program gave
+ * another disposition in the meantime is raised again under it.
+ */
+static void run_deferred(void)
+{
+	int saved_errno = errno;
+
+	eng_after_locks = false;
+	while (deferred.n) {
+		struct deferred_signal d = deferred.e[0];
+		struct sigaction now;
+		sigset_t mask, old;
+
+		memmove(&deferred.e[0], &deferred.e[1],
+			(deferred.n - 1) * sizeof(deferred.e[0]));
+		deferred.n--;
+		if (RT_REAL(sigaction)(d.sig, NULL, &now))
+			continue;
+		if (!(now.sa_flags & SA_SIGINFO) ||
+		    now.sa_sigaction != signal_wrapper) {
+			if (now.sa_handler != SIG_IGN)
+				raise(d.sig);
+			continue;
+		}
+		mask = now.sa_mask;
+		if (!(now.sa_flags & SA_NODEFER))
+			sigaddset(&mask, d.sig);
+		pthread_sigmask(SIG_BLOCK, &mask, &old);
+		run_handler(d.sig, &d.info, &d.uc);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	errno = saved_errno;
+}
+
+static void signal_wrapper(int sig, siginfo_t *info, void *uc)
+{
+	if (eng_locks_held && !is_fault(sig, info) && defer(sig, info, uc))
+		return;
+	run_handler(sig, info, uc);
 }
 
 static bool is_handler(const struct sigaction *sa)
@@ -110,6 +229,7 @@ RT_INTERCEPTOR int sigaction(int sig, const struct sigaction *act,
 		return r;
 	}
 	/* Published first: a signal the new action delivers finds it. */
+	eng_after_locks_hook = run_deferred;
 	atomic_store(&program_flags[sig], act->sa_flags);
 	atomic_store(&program_handler[sig], handler_of(act));
 	wrapped = *act;

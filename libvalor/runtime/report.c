@@ -20,6 +20,7 @@
  * begins.  The other thread's access is only known by its site.
  */
 #include "report.h"
+#include "sys.h"
 #include "stackdepot.h"
 
 #include <dlfcn.h>
@@ -586,6 +587,8 @@ int rt_report_finish(void)
 		if (!locked)
 			sched_yield();
 	}
+	if (locked)
+		eng_locks_taken(); /* rt_unlock() below counts it out */
 	n = atomic_load(&rt.conflicts);
 	m = atomic_load(&rt.suppressed);
 	if (n || rt.opt.verbosity || (rt.opt.print_suppressions && m))

@@ -11,6 +11,7 @@
  */
 #include "report.h"
 #include "rt.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,22 +40,27 @@ void rt_lock(atomic_int *l)
 {
 	int c = 0;
 
-	if (atomic_compare_exchange_strong(l, &c, 1))
+	if (atomic_compare_exchange_strong(l, &c, 1)) {
+		eng_locks_taken();
 		return;
+	}
 	if (c != 2)
 		c = atomic_exchange(l, 2);
 	while (c != 0) {
 		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
 		c = atomic_exchange(l, 2);
 	}
+	eng_locks_taken();
 }
 
+/* Counted with the engine's (sys.h): a signal waits until both are out. */
 void rt_unlock(atomic_int *l)
 {
 	if (atomic_fetch_sub(l, 1) != 1) {
 		atomic_store(l, 0);
 		syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
+	eng_locks_dropped();
 }
 
 /* ---- the report log ---- */
@@ -517,6 +523,8 @@ void rt_after_fork_child(void)
 
 	rt.pid = getpid();
 	atomic_store(&rt.threads_lock, 0);
+	/* The locks this thread held (fork's own included) start over free. */
+	eng_locks_held = 0;
 	rt.threads = NULL;
 	atomic_store(&rt.conflicts, 0);
 	atomic_store(&rt.suppressed, 0);

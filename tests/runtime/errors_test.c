@@ -656,6 +656,49 @@ TEST_F_TIMEOUT(errors, a_write_gone_from_the_write_log_names_its_thread, 120)
 	run_result_free(&r);
 }
 
+/* How many times @needle occurs in @hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * A signal that arrives while the runtime prints a report runs once the
+ * report is out (signal_in_report.c): its handler waits for a thread
+ * that has a report of its own to print, so run in the middle of the
+ * first report it hung both threads, as libuv's test suite did.  Under
+ * each analysis: the program ends, both reports are printed, and the
+ * handler ran.
+ */
+TEST_F_TIMEOUT(errors, a_signal_during_a_report_waits_for_its_end, 180)
+{
+	char bin[PATH_MAX], options[64], d[128];
+	struct run_result r;
+
+	pathf(bin, sizeof(bin), "%s/signal_in_report", self->e.out);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "signal_in_report", "-O1",
+			     "-iquote", "$I", "-o", "$O/signal_in_report",
+			     "$P/signal_in_report.c", "$S", NULL));
+	for (size_t a = 0; a < sizeof(analyses) / sizeof(analyses[0]); a++) {
+		snprintf(options, sizeof(options), "analysis=%s", analyses[a]);
+		run_with_options(_metadata, &self->e, bin, options, &r);
+		EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+		TH_LOG("%s: %s (a hang ends with SIGALRM): %s", analyses[a],
+		       run_result_describe(&r, d, sizeof(d)), r.output);
+		EXPECT_NE(NULL,
+			  strstr(r.output, "signal_in_report done, handled 1"))
+		TH_LOG("%s: the program or its handler did not finish: %s",
+		       analyses[a], r.output);
+		EXPECT_EQ(2, count_of(r.output, "WARNING: valor: "))
+		TH_LOG("%s: not both reports: %s", analyses[a], r.output);
+		run_result_free(&r);
+	}
+}
+
 /*
  * Signal handlers: one that interrupts the runtime's unguarded access
  * code runs unanalysed, so 200,000 signals whose handler writes the
@@ -1169,6 +1212,55 @@ TEST_F_TIMEOUT(toolchain, static_archive_of_instrumented_objects, 120)
 	pathf(bin, sizeof(bin), "%s/counter_archive", self->e.out);
 	expect_counter_race(_metadata, &self->e, bin, self->write_line,
 			    self->read_line);
+}
+
+/*
+ * A program that makes system calls without libc and announces them
+ * through the sanitizers' hooks (<sanitizer/linux_syscall_hooks.h>, as
+ * libuv does) links, and the read and write hooks stand for the calls'
+ * accesses: the kernel's store into T1's buffer races with T2's read of
+ * it, and T2's fill of a buffer with T1's raw write(2) of it.
+ */
+TEST_F_TIMEOUT(toolchain, raw_system_calls_through_the_sanitizer_hooks, 120)
+{
+	struct run_reports *rep = malloc(sizeof(*rep));
+	int raw_read, read_in, fill_out, raw_write;
+	char bin[PATH_MAX], shown[4096], d[128];
+	struct run_result r;
+
+	ASSERT_NE(NULL, rep);
+	if (self->skip) {
+		free(rep);
+		return;
+	}
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "syscall_hooks", "-O1",
+			     "-iquote", "$I", "-o", "$O/syscall_hooks",
+			     "$P/syscall_hooks.c", "$S", NULL));
+	/* The hooks' lines follow their markers'. */
+	raw_read = line_of(&self->e, "syscall_hooks.c", "racy: raw read") + 1;
+	read_in = line_of(&self->e, "syscall_hooks.c", "racy: read of in");
+	fill_out = line_of(&self->e, "syscall_hooks.c", "racy: fill of out");
+	raw_write = line_of(&self->e, "syscall_hooks.c", "racy: raw write") + 1;
+	ASSERT_LT(1, raw_read);
+	ASSERT_LT(0, read_in);
+	ASSERT_LT(0, fill_out);
+	ASSERT_LT(1, raw_write);
+	pathf(bin, sizeof(bin), "%s/syscall_hooks", self->e.out);
+	run_json(_metadata, &self->e, bin, "syscall_hooks", "", &r, rep);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s: %s", run_result_describe(&r, d, sizeof(d)), r.output);
+	EXPECT_NE(NULL, strstr(r.output, "syscall_hooks done: h"))
+	TH_LOG("the program did not finish: %s", r.output);
+	EXPECT_TRUE(has_conflict(rep, WR, "syscall_hooks.c", raw_read,
+				 "syscall_hooks.c", read_in))
+	TH_LOG("no write-read conflict %d -> %d (the raw read's store): %s",
+	       raw_read, read_in, show_reports(rep, shown, sizeof(shown)));
+	EXPECT_TRUE(has_conflict(rep, WR, "syscall_hooks.c", fill_out,
+				 "syscall_hooks.c", raw_write))
+	TH_LOG("no write-read conflict %d -> %d (the raw write's load): %s",
+	       fill_out, raw_write, show_reports(rep, shown, sizeof(shown)));
+	run_result_free(&r);
+	free(rep);
 }
 
 TEST_F_TIMEOUT(toolchain, instrumented_shared_library, 120)
