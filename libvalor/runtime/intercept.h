@@ -390,16 +390,25 @@ static inline void rt_icpt_access(struct rt_thread *t, const void *p, size_t n,
  * to leave an uninstrumented caller alone.
  */
 bool rt_caller_checked(uintptr_t ret);
-/* An output call: rt_output_begin(), buffers checked as reads if
- * *@check, the real call, rt_output_end() (validates if asked). */
+/*
+ * An output call: rt_output_begin(), buffers checked as reads if
+ * *@check, rt_output_end() (validates if asked; a release of @fd's
+ * object unless @fd < 0), the real call.
+ */
 struct rt_thread *rt_output_begin(uintptr_t ret, bool *check);
-void rt_output_end(struct rt_thread *t);
+void rt_output_end(struct rt_thread *t, int fd);
+/* The synchronization object of what passes through @fd. */
+uintptr_t rt_fd_sync_key(int fd);
 void rt_read_iov(struct rt_thread *t, const struct iovec *iov, int n,
 		 uintptr_t pc);
 void rt_read_msg(struct rt_thread *t, const struct msghdr *m, uintptr_t pc);
-/* After an input call that returned @r: the bytes it stored, as writes. */
-void rt_input_done(uintptr_t ret, const void *buf, ssize_t r);
-void rt_input_iov(uintptr_t ret, const struct iovec *iov, int cnt, ssize_t r);
+/*
+ * After an input call on @fd that returned @r: an acquire of @fd's
+ * object (unless the call failed), then the bytes it stored, as writes.
+ */
+void rt_input_done(uintptr_t ret, int fd, const void *buf, ssize_t r);
+void rt_input_iov(uintptr_t ret, int fd, const struct iovec *iov, int cnt,
+		  ssize_t r);
 /* Memory's life: [@addr, +@len) unmapped (checked as a write), mapped. */
 void rt_unmapping(struct rt_thread *t, const void *addr, size_t len,
 		  uintptr_t pc);

@@ -10,6 +10,8 @@
 #endif
 #include "intercept.h"
 
+#include <sys/stat.h>
+
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -292,7 +294,7 @@ void rt_read_msg(struct rt_thread *t, const struct msghdr *m, uintptr_t pc)
 /*
  * Before an output call: the calling thread if it may analyse (NULL
  * otherwise), and in *@check whether the buffers are to be reported.
- * rt_output_end() then validates, if asked, and leaves.
+ * rt_output_end() then validates, if asked, leaves, and releases.
  */
 struct rt_thread *rt_output_begin(uintptr_t ret, bool *check)
 {
@@ -302,13 +304,38 @@ struct rt_thread *rt_output_begin(uintptr_t ret, bool *check)
 	return t;
 }
 
-void rt_output_end(struct rt_thread *t)
+/*
+ * What passes through a file descriptor orders its writer before its
+ * reader, as ThreadSanitizer has it: a write is a release, a read an
+ * acquire.  Threads that hand work over a pipe or an eventfd (libuv's
+ * loop wake-ups, its pipe that locks its signal handlers, the self-pipe
+ * trick) are synchronized by it, and without the edge their accesses on
+ * either side were reported as conflicts.  Valor and FastRCD only need
+ * the region boundary, so any key does; FastTrack keys by the file, by
+ * device and inode (both ends of a pipe share them), above every
+ * address so that no freed memory takes the object with it.
+ */
+uintptr_t rt_fd_sync_key(int fd)
 {
-	if (!t)
-		return;
-	if (rt.opt.validate_before_syscalls)
-		valor_validate(t->vt);
-	rt_leave(t);
+	struct stat st;
+	uint64_t k = 0;
+
+	if ((enum valor_analysis)rt.opt.analysis == VALOR_ANALYSIS_FASTTRACK &&
+	    !fstat(fd, &st))
+		k = ((uint64_t)st.st_dev * 0x9E3779B97F4A7C15ULL) ^
+		    (uint64_t)st.st_ino;
+	return (uintptr_t)(1ULL << 63 | k >> 1);
+}
+
+void rt_output_end(struct rt_thread *t, int fd)
+{
+	if (t) {
+		if (rt.opt.validate_before_syscalls)
+			valor_validate(t->vt);
+		rt_leave(t);
+	}
+	if (fd >= 0)
+		rt_release(rt_fd_sync_key(fd));
 }
 
 RT_INTERCEPTOR ssize_t write(int fd, const void *buf, size_t n)
@@ -318,7 +345,7 @@ RT_INTERCEPTOR ssize_t write(int fd, const void *buf, size_t n)
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(write)(fd, buf, n);
 }
 
@@ -329,7 +356,7 @@ RT_INTERCEPTOR ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 	if (check)
 		rt_read_iov(t, iov, cnt, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(writev)(fd, iov, cnt);
 }
 
@@ -340,7 +367,7 @@ RT_INTERCEPTOR ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(pwrite)(fd, buf, n, off);
 }
 
@@ -351,7 +378,7 @@ RT_INTERCEPTOR ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(pwrite64)(fd, buf, n, off);
 }
 
@@ -363,7 +390,7 @@ RT_INTERCEPTOR ssize_t pwritev(int fd, const struct iovec *iov, int cnt,
 
 	if (check)
 		rt_read_iov(t, iov, cnt, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(pwritev)(fd, iov, cnt, off);
 }
 
@@ -380,7 +407,7 @@ RT_INTERCEPTOR ssize_t pwritev2(int fd, const struct iovec *iov, int cnt,
 	t = rt_output_begin(RT_CALLER_RET(), &check);
 	if (check)
 		rt_read_iov(t, iov, cnt, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return rt_real_pwritev2(fd, iov, cnt, off, flags);
 }
 
@@ -391,7 +418,7 @@ RT_INTERCEPTOR ssize_t send(int fd, const void *buf, size_t n, int flags)
 
 	if (check)
 		rt_icpt_access(t, buf, n, false, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(send)(fd, buf, n, flags);
 }
 
@@ -406,7 +433,7 @@ RT_INTERCEPTOR ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 		if (addr)
 			rt_icpt_access(t, addr, addrlen, false, RT_CALLER_PC());
 	}
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(sendto)(fd, buf, n, flags, addr, addrlen);
 }
 
@@ -417,7 +444,7 @@ RT_INTERCEPTOR ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 	if (check)
 		rt_read_msg(t, msg, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(sendmsg)(fd, msg, flags);
 }
 
@@ -429,15 +456,17 @@ RT_INTERCEPTOR int sendmmsg(int fd, struct mmsghdr *vec, unsigned int n,
 
 	for (unsigned i = 0; check && i < n; i++)
 		rt_read_msg(t, &vec[i].msg_hdr, RT_CALLER_PC());
-	rt_output_end(t);
+	rt_output_end(t, fd);
 	return RT_REAL(sendmmsg)(fd, vec, n, flags);
 }
 
 /* After an input call that returned @r: the bytes it stored. */
-void rt_input_done(uintptr_t ret, const void *buf, ssize_t r)
+void rt_input_done(uintptr_t ret, int fd, const void *buf, ssize_t r)
 {
 	struct rt_thread *t;
 
+	if (r >= 0 && fd >= 0)
+		rt_acquire(rt_fd_sync_key(fd));
 	if (r <= 0 || !(t = rt_icpt_enter()))
 		return;
 	if (rt_caller_checked(ret))
@@ -449,7 +478,7 @@ RT_INTERCEPTOR ssize_t read(int fd, void *buf, size_t n)
 {
 	ssize_t r = RT_REAL(read)(fd, buf, n);
 
-	rt_input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), fd, buf, r);
 	return r;
 }
 
@@ -457,7 +486,7 @@ RT_INTERCEPTOR ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	ssize_t r = RT_REAL(pread)(fd, buf, n, off);
 
-	rt_input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), fd, buf, r);
 	return r;
 }
 
@@ -465,7 +494,7 @@ RT_INTERCEPTOR ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
 	ssize_t r = RT_REAL(pread64)(fd, buf, n, off);
 
-	rt_input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), fd, buf, r);
 	return r;
 }
 
@@ -473,7 +502,7 @@ RT_INTERCEPTOR ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	ssize_t r = RT_REAL(recv)(fd, buf, n, flags);
 
-	rt_input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), fd, buf, r);
 	return r;
 }
 
@@ -483,15 +512,18 @@ RT_INTERCEPTOR ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags,
 {
 	ssize_t r = RT_REAL(recvfrom)(fd, buf, n, flags, addr, addrlen);
 
-	rt_input_done(RT_CALLER_RET(), buf, r);
+	rt_input_done(RT_CALLER_RET(), fd, buf, r);
 	return r;
 }
 
 /* The iovec array is read, then its buffers written in order. */
-void rt_input_iov(uintptr_t ret, const struct iovec *iov, int cnt, ssize_t r)
+void rt_input_iov(uintptr_t ret, int fd, const struct iovec *iov, int cnt,
+		  ssize_t r)
 {
 	struct rt_thread *t;
 
+	if (r >= 0 && fd >= 0)
+		rt_acquire(rt_fd_sync_key(fd));
 	if (r < 0 || cnt <= 0 || !(t = rt_icpt_enter()))
 		return;
 	if (rt_caller_checked(ret)) {
@@ -514,7 +546,7 @@ RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	ssize_t r = RT_REAL(readv)(fd, iov, cnt);
 
-	rt_input_iov(RT_CALLER_RET(), iov, cnt, r);
+	rt_input_iov(RT_CALLER_RET(), fd, iov, cnt, r);
 	return r;
 }
 
@@ -533,7 +565,7 @@ RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
  */
 static __attribute__((noinline)) void validate_caller(void)
 {
-	rt_output_end(rt_icpt_enter());
+	rt_output_end(rt_icpt_enter(), -1);
 }
 
 static inline void before_output(void)

@@ -9,9 +9,10 @@
  * unlinkable: the runtime defines every hook the header declares.
  *
  * The ones here do what the interceptors of the same libc calls do: the
- * buffers an output call reads are checked as reads before it, the
- * bytes an input call stored as writes after it, and a mapping starts
- * or ends memory's life.  Every other hook does nothing; those are
+ * buffers an output call reads are checked as reads before it, and the
+ * call releases what passes through its descriptor; an input call
+ * acquires it, and the bytes it stored are checked as writes after it;
+ * a mapping starts or ends memory's life.  Every other hook does nothing; those are
  * generated at build time from the installed header
  * (tools/gen-syscall-hooks.py), so that a newer header's hooks link too.
  *
@@ -28,10 +29,11 @@
 /* ---- output: what the call will read */
 
 /*
- * An output call by the caller whose return address is @ret: @n bytes
- * at @buf, @cnt buffers at @iov, or the message @msg, checked as reads.
+ * An output call on @fd by the caller whose return address is @ret: @n
+ * bytes at @buf, @cnt buffers at @iov, or the message @msg, checked as
+ * reads; then a release of what passes through @fd.
  */
-static void output(uintptr_t ret, const void *buf, size_t n,
+static void output(uintptr_t ret, long fd, const void *buf, size_t n,
 		   const struct iovec *iov, int cnt, const struct msghdr *msg)
 {
 	bool check;
@@ -44,40 +46,36 @@ static void output(uintptr_t ret, const void *buf, size_t n,
 		if (msg)
 			rt_read_msg(t, msg, ret - 1);
 	}
-	rt_output_end(t);
+	rt_output_end(t, (int)fd);
 }
 
 HOOK void __sanitizer_syscall_pre_impl_write(long fd, long buf, long count)
 {
-	(void)fd;
-	output(RT_CALLER_RET(), (const void *)buf, (size_t)count, NULL, 0,
+	output(RT_CALLER_RET(), fd, (const void *)buf, (size_t)count, NULL, 0,
 	       NULL);
 }
 
 HOOK void __sanitizer_syscall_pre_impl_pwrite64(long fd, long buf, long count,
 						long pos)
 {
-	(void)fd;
 	(void)pos;
-	output(RT_CALLER_RET(), (const void *)buf, (size_t)count, NULL, 0,
+	output(RT_CALLER_RET(), fd, (const void *)buf, (size_t)count, NULL, 0,
 	       NULL);
 }
 
 HOOK void __sanitizer_syscall_pre_impl_writev(long fd, long vec, long vlen)
 {
-	(void)fd;
-	output(RT_CALLER_RET(), NULL, 0, (const struct iovec *)vec, (int)vlen,
-	       NULL);
+	output(RT_CALLER_RET(), fd, NULL, 0, (const struct iovec *)vec,
+	       (int)vlen, NULL);
 }
 
 HOOK void __sanitizer_syscall_pre_impl_pwritev(long fd, long vec, long vlen,
 					       long pos_l, long pos_h)
 {
-	(void)fd;
 	(void)pos_l;
 	(void)pos_h;
-	output(RT_CALLER_RET(), NULL, 0, (const struct iovec *)vec, (int)vlen,
-	       NULL);
+	output(RT_CALLER_RET(), fd, NULL, 0, (const struct iovec *)vec,
+	       (int)vlen, NULL);
 }
 
 HOOK void __sanitizer_syscall_pre_impl_sendto(long fd, long buf, long len,
@@ -88,7 +86,6 @@ HOOK void __sanitizer_syscall_pre_impl_sendto(long fd, long buf, long len,
 	bool check;
 	struct rt_thread *t = rt_output_begin(ret, &check);
 
-	(void)fd;
 	(void)flags;
 	if (check) {
 		rt_icpt_access(t, (const void *)buf, (size_t)len, false,
@@ -97,14 +94,14 @@ HOOK void __sanitizer_syscall_pre_impl_sendto(long fd, long buf, long len,
 			rt_icpt_access(t, (const void *)addr, (size_t)addr_len,
 				       false, ret - 1);
 	}
-	rt_output_end(t);
+	rt_output_end(t, (int)fd);
 }
 
 HOOK void __sanitizer_syscall_pre_impl_sendmsg(long fd, long msg, long flags)
 {
-	(void)fd;
 	(void)flags;
-	output(RT_CALLER_RET(), NULL, 0, NULL, 0, (const struct msghdr *)msg);
+	output(RT_CALLER_RET(), fd, NULL, 0, NULL, 0,
+	       (const struct msghdr *)msg);
 }
 
 /* ---- input: what the call stored */
@@ -112,49 +109,44 @@ HOOK void __sanitizer_syscall_pre_impl_sendmsg(long fd, long msg, long flags)
 HOOK void __sanitizer_syscall_post_impl_read(long res, long fd, long buf,
 					     long count)
 {
-	(void)fd;
 	(void)count;
-	rt_input_done(RT_CALLER_RET(), (const void *)buf, res);
+	rt_input_done(RT_CALLER_RET(), (int)fd, (const void *)buf, res);
 }
 
 HOOK void __sanitizer_syscall_post_impl_pread64(long res, long fd, long buf,
 						long count, long pos)
 {
-	(void)fd;
 	(void)count;
 	(void)pos;
-	rt_input_done(RT_CALLER_RET(), (const void *)buf, res);
+	rt_input_done(RT_CALLER_RET(), (int)fd, (const void *)buf, res);
 }
 
 HOOK void __sanitizer_syscall_post_impl_readv(long res, long fd, long vec,
 					      long vlen)
 {
-	(void)fd;
-	rt_input_iov(RT_CALLER_RET(), (const struct iovec *)vec, (int)vlen,
-		     res);
+	rt_input_iov(RT_CALLER_RET(), (int)fd, (const struct iovec *)vec,
+		     (int)vlen, res);
 }
 
 HOOK void __sanitizer_syscall_post_impl_preadv(long res, long fd, long vec,
 					       long vlen, long pos_l,
 					       long pos_h)
 {
-	(void)fd;
 	(void)pos_l;
 	(void)pos_h;
-	rt_input_iov(RT_CALLER_RET(), (const struct iovec *)vec, (int)vlen,
-		     res);
+	rt_input_iov(RT_CALLER_RET(), (int)fd, (const struct iovec *)vec,
+		     (int)vlen, res);
 }
 
 HOOK void __sanitizer_syscall_post_impl_recvfrom(long res, long fd, long buf,
 						 long len, long flags,
 						 long addr, long addr_len)
 {
-	(void)fd;
 	(void)len;
 	(void)flags;
 	(void)addr;
 	(void)addr_len;
-	rt_input_done(RT_CALLER_RET(), (const void *)buf, res);
+	rt_input_done(RT_CALLER_RET(), (int)fd, (const void *)buf, res);
 }
 
 /* ---- mappings: memory's life */

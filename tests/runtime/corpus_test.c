@@ -84,6 +84,7 @@
 	X(mremap_move, "c")                \
 	X(mutex_kinds, "c")                \
 	X(packed_fields_racy, "c")         \
+	X(pipe_message, "c")               \
 	X(publish_relaxed, "c")            \
 	X(publish_release_acquire, "c")    \
 	X(pthread_once, "c")               \
