@@ -265,6 +265,8 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 	X(readv, readv, NULL, 0)       \
 	X(recv, recv, NULL, 0)         \
 	X(recvfrom, recvfrom, NULL, 0) \
+	X(recvmsg, recvmsg, NULL, 0)   \
+	X(recvmmsg, recvmmsg, NULL, 0) \
 	X(sigaction, sigaction, NULL, 0)
 
 /* stdio output; printf, fprintf and dprintf call the v* functions. */
@@ -409,6 +411,7 @@ void rt_read_msg(struct rt_thread *t, const struct msghdr *m, uintptr_t pc);
 void rt_input_done(uintptr_t ret, int fd, const void *buf, ssize_t r);
 void rt_input_iov(uintptr_t ret, int fd, const struct iovec *iov, int cnt,
 		  ssize_t r);
+void rt_input_msg(uintptr_t ret, int fd, const struct msghdr *msg, ssize_t r);
 /* Memory's life: [@addr, +@len) unmapped (checked as a write), mapped. */
 void rt_unmapping(struct rt_thread *t, const void *addr, size_t len,
 		  uintptr_t pc);

@@ -313,7 +313,10 @@ struct rt_thread *rt_output_begin(uintptr_t ret, bool *check)
  * either side were reported as conflicts.  Valor and FastRCD only need
  * the region boundary, so any key does; FastTrack keys by the file, by
  * device and inode (both ends of a pipe share them), above every
- * address so that no freed memory takes the object with it.
+ * address so that no freed memory takes the object with it.  The two
+ * ends of a connection are two sockets, two inodes: every socket shares
+ * one object, which can hide a race between unrelated connections but
+ * never reports a handed-over message.
  */
 uintptr_t rt_fd_sync_key(int fd)
 {
@@ -321,7 +324,7 @@ uintptr_t rt_fd_sync_key(int fd)
 	uint64_t k = 0;
 
 	if ((enum valor_analysis)rt.opt.analysis == VALOR_ANALYSIS_FASTTRACK &&
-	    !fstat(fd, &st))
+	    !fstat(fd, &st) && !S_ISSOCK(st.st_mode))
 		k = ((uint64_t)st.st_dev * 0x9E3779B97F4A7C15ULL) ^
 		    (uint64_t)st.st_ino;
 	return (uintptr_t)(1ULL << 63 | k >> 1);
@@ -547,6 +550,48 @@ RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	ssize_t r = RT_REAL(readv)(fd, iov, cnt);
 
 	rt_input_iov(RT_CALLER_RET(), fd, iov, cnt, r);
+	return r;
+}
+
+/*
+ * A received message: its buffers, as readv's, and the sender's address
+ * and control data the call filled in (their lengths as it left them).
+ */
+void rt_input_msg(uintptr_t ret, int fd, const struct msghdr *msg, ssize_t r)
+{
+	struct rt_thread *t;
+
+	rt_input_iov(ret, fd, msg->msg_iov, (int)msg->msg_iovlen, r);
+	if (r < 0 || !(t = rt_icpt_enter()))
+		return;
+	if (rt_caller_checked(ret)) {
+		if (msg->msg_name)
+			rt_icpt_access(t, msg->msg_name, msg->msg_namelen, true,
+				       ret - 1);
+		if (msg->msg_control)
+			rt_icpt_access(t, msg->msg_control, msg->msg_controllen,
+				       true, ret - 1);
+	}
+	rt_leave(t);
+}
+
+RT_INTERCEPTOR ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	ssize_t r = RT_REAL(recvmsg)(fd, msg, flags);
+
+	rt_input_msg(RT_CALLER_RET(), fd, msg, r);
+	return r;
+}
+
+/* Each message received, with the length the call stored for it. */
+RT_INTERCEPTOR int recvmmsg(int fd, struct mmsghdr *vec, unsigned int n,
+			    int flags, struct timespec *timeout)
+{
+	int r = RT_REAL(recvmmsg)(fd, vec, n, flags, timeout);
+
+	for (int i = 0; i < r; i++)
+		rt_input_msg(RT_CALLER_RET(), fd, &vec[i].msg_hdr,
+			     (ssize_t)vec[i].msg_len);
 	return r;
 }
 

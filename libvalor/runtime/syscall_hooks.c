@@ -149,6 +149,13 @@ HOOK void __sanitizer_syscall_post_impl_recvfrom(long res, long fd, long buf,
 	rt_input_done(RT_CALLER_RET(), (int)fd, (const void *)buf, res);
 }
 
+HOOK void __sanitizer_syscall_post_impl_recvmsg(long res, long fd, long msg,
+						long flags)
+{
+	(void)flags;
+	rt_input_msg(RT_CALLER_RET(), (int)fd, (const struct msghdr *)msg, res);
+}
+
 /* ---- mappings: memory's life */
 
 /* A raw system call's result: a negative errno is a failure. */
