@@ -394,8 +394,8 @@ static inline void rt_icpt_access(struct rt_thread *t, const void *p, size_t n,
 bool rt_caller_checked(uintptr_t ret);
 /*
  * An output call: rt_output_begin(), buffers checked as reads if
- * *@check, rt_output_end() (validates if asked; a release of @fd's
- * object unless @fd < 0), the real call.
+ * *@check, rt_output_end() (a release of @fd's object, or with @fd < 0
+ * a validation if asked), the real call.
  */
 struct rt_thread *rt_output_begin(uintptr_t ret, bool *check);
 void rt_output_end(struct rt_thread *t, int fd);

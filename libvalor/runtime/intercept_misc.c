@@ -330,15 +330,20 @@ uintptr_t rt_fd_sync_key(int fd)
 	return (uintptr_t)(1ULL << 63 | k >> 1);
 }
 
+/*
+ * The release ends the region, which validates it: validate_before_syscalls
+ * adds a validation only where nothing is released (stdio's internal
+ * writes).  A thread that may not analyse releases nothing either.
+ */
 void rt_output_end(struct rt_thread *t, int fd)
 {
-	if (t) {
-		if (rt.opt.validate_before_syscalls)
-			valor_validate(t->vt);
-		rt_leave(t);
-	}
+	if (!t)
+		return;
 	if (fd >= 0)
-		rt_release(rt_fd_sync_key(fd));
+		valor_release(t->vt, rt_fd_sync_key(fd));
+	else if (rt.opt.validate_before_syscalls)
+		valor_validate(t->vt);
+	rt_leave(t);
 }
 
 RT_INTERCEPTOR ssize_t write(int fd, const void *buf, size_t n)
@@ -463,16 +468,27 @@ RT_INTERCEPTOR int sendmmsg(int fd, struct mmsghdr *vec, unsigned int n,
 	return RT_REAL(sendmmsg)(fd, vec, n, flags);
 }
 
-/* After an input call that returned @r: the bytes it stored. */
+/*
+ * After an input call on @fd that returned @r: the calling thread if it
+ * may analyse, entered, having acquired what passes through @fd unless
+ * the call failed.  rt_leave() it.
+ */
+static struct rt_thread *input_begin(int fd, ssize_t r)
+{
+	struct rt_thread *t = rt_icpt_enter();
+
+	if (t && r >= 0 && fd >= 0)
+		valor_acquire(t->vt, rt_fd_sync_key(fd));
+	return t;
+}
+
 void rt_input_done(uintptr_t ret, int fd, const void *buf, ssize_t r)
 {
-	struct rt_thread *t;
+	struct rt_thread *t = input_begin(fd, r);
 
-	if (r >= 0 && fd >= 0)
-		rt_acquire(rt_fd_sync_key(fd));
-	if (r <= 0 || !(t = rt_icpt_enter()))
+	if (!t)
 		return;
-	if (rt_caller_checked(ret))
+	if (r > 0 && rt_caller_checked(ret))
 		rt_icpt_access(t, buf, (size_t)r, true, ret - 1);
 	rt_leave(t);
 }
@@ -519,29 +535,32 @@ RT_INTERCEPTOR ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags,
 	return r;
 }
 
-/* The iovec array is read, then its buffers written in order. */
+/* The iovec array is read, then its buffers written in order: @r bytes. */
+static void stored_iov(struct rt_thread *t, const struct iovec *iov, int cnt,
+		       ssize_t r, uintptr_t pc)
+{
+	size_t left = (size_t)r;
+
+	if (cnt <= 0)
+		return;
+	rt_icpt_access(t, iov, (size_t)cnt * sizeof(*iov), false, pc);
+	for (int i = 0; i < cnt && left; i++) {
+		size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
+
+		rt_icpt_access(t, iov[i].iov_base, n, true, pc);
+		left -= n;
+	}
+}
+
 void rt_input_iov(uintptr_t ret, int fd, const struct iovec *iov, int cnt,
 		  ssize_t r)
 {
-	struct rt_thread *t;
+	struct rt_thread *t = input_begin(fd, r);
 
-	if (r >= 0 && fd >= 0)
-		rt_acquire(rt_fd_sync_key(fd));
-	if (r < 0 || cnt <= 0 || !(t = rt_icpt_enter()))
+	if (!t)
 		return;
-	if (rt_caller_checked(ret)) {
-		size_t left = (size_t)r;
-
-		rt_icpt_access(t, iov, (size_t)cnt * sizeof(*iov), false,
-			       ret - 1);
-		for (int i = 0; i < cnt && left; i++) {
-			size_t n = iov[i].iov_len < left ? iov[i].iov_len :
-							   left;
-
-			rt_icpt_access(t, iov[i].iov_base, n, true, ret - 1);
-			left -= n;
-		}
-	}
+	if (r >= 0 && rt_caller_checked(ret))
+		stored_iov(t, iov, cnt, r, ret - 1);
 	rt_leave(t);
 }
 
@@ -559,12 +578,12 @@ RT_INTERCEPTOR ssize_t readv(int fd, const struct iovec *iov, int cnt)
  */
 void rt_input_msg(uintptr_t ret, int fd, const struct msghdr *msg, ssize_t r)
 {
-	struct rt_thread *t;
+	struct rt_thread *t = input_begin(fd, r);
 
-	rt_input_iov(ret, fd, msg->msg_iov, (int)msg->msg_iovlen, r);
-	if (r < 0 || !(t = rt_icpt_enter()))
+	if (!t)
 		return;
-	if (rt_caller_checked(ret)) {
+	if (r >= 0 && rt_caller_checked(ret)) {
+		stored_iov(t, msg->msg_iov, (int)msg->msg_iovlen, r, ret - 1);
 		if (msg->msg_name)
 			rt_icpt_access(t, msg->msg_name, msg->msg_namelen, true,
 				       ret - 1);
