@@ -90,9 +90,9 @@ static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
 /* The write that write-log (or spilled-run) entry @e records. */
 static void writer_of(const struct wlog_entry *e, struct valor_access_info *out)
 {
-	out->tid = e->tid;
+	out->tid = wlog_who_tid(e->who);
 	out->site = e->site;
-	out->region = e->region;
+	out->region = wlog_who_region(e->who);
 	out->is_write = true;
 }
 
@@ -131,7 +131,7 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		if (!first ||
 		    !wlog_covers(e, first, cell, byte, writes_only, win))
 			continue;
-		if (e->tid == skip_tid)
+		if (wlog_who_is(e->who, skip_tid))
 			continue;
 		writer_of(e, out);
 		found = true;
@@ -653,8 +653,7 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 			  unsigned step, uint64_t site)
 {
 	struct wlog_entry e = { .site = site,
-				.region = th->clock,
-				.tid = th->tid };
+				.who = wlog_who(th->tid, th->clock) };
 	shadow_word *p = NULL;
 	uint64_t start = cell, n = 0;
 	bool pairs = th->ctx->cas_pair && step == 1;
@@ -1253,7 +1252,7 @@ static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
 		if (cell < first || (cell - first) % wspill_step(word))
 			continue;
 		k = (cell - first) / wspill_step(word);
-		if (k > wspill_more(word) || run->tid == skip_tid)
+		if (k > wspill_more(word) || wlog_who_is(run->who, skip_tid))
 			continue;
 		writer_of(run, out);
 		found = true;
@@ -1296,8 +1295,7 @@ static struct wlog_ring *ring_double(struct valor_ctx *ctx,
 			    atomic_load_explicit(&from->what,
 						 memory_order_relaxed));
 		to->site = from->site;
-		to->region = from->region;
-		to->tid = from->tid;
+		to->who = from->who;
 	}
 	atomic_store(ring, r);
 	if (!atomic_load(&ctx->wlog_readers)) {
@@ -1437,8 +1435,7 @@ static void wspill_publish(struct valor_thread *th, enum wspill_result r,
 	run = &ring->e[head & (ring->cap - 1)];
 	atomic_store_explicit(&run->cell, 0, memory_order_relaxed);
 	run->site = e->site;
-	run->region = e->region;
-	run->tid = e->tid;
+	run->who = e->who;
 	atomic_store_explicit(&run->what, word, memory_order_relaxed);
 	atomic_store_explicit(&run->cell, 1, memory_order_release);
 	atomic_store_explicit(&s->runs_head, head + 1, memory_order_release);

@@ -536,8 +536,7 @@ wlog_publish(struct valor_thread *th, struct wlog_entry *e, uint64_t cell,
 	struct slot *s = &th->ctx->slots[th->slot];
 
 	e->site = site;
-	e->region = th->clock;
-	e->tid = th->tid;
+	e->who = wlog_who(th->tid, th->clock);
 	atomic_store_explicit(&e->cell, cell + 1, memory_order_release);
 	atomic_store_explicit(
 		&s->wlog_head,
