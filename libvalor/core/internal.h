@@ -372,6 +372,21 @@ static inline uint32_t rgroup_mask_for(uint32_t n, uint32_t full)
 #define RFILTER_GEN_MAX ((1U << (64 - RFILTER_GEN_SHIFT)) - 1)
 
 /*
+ * A scattered write set (valor.c, wlog_spill()): one bit per cell of a
+ * shadow leaf, 256 KiB of address space mapped when the leaf's first
+ * cell spills and touched only where cells are; [lo, hi) bounds the
+ * words with bits, so that release reads only those.
+ */
+#define WBITS_LEAVES 64U
+#define WBITS_WORDS (SHADOW_LEAF_WORDS / 64)
+
+struct wbits {
+	uint64_t leaf; /* cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT) */
+	uint64_t *bits;
+	uint32_t lo, hi;
+};
+
+/*
  * Which groups of cells may have entries in the read log, one bit per
  * group modulo RBLOOM_BITS, set on append and cleared when the log
  * empties: a free of memory the thread has not read since skips the
@@ -477,7 +492,11 @@ struct valor_thread {
 	uint32_t wspill_n, wspill_cap;
 	uint64_t wspill_site; /* of the newest spilled run */
 	uint64_t runs_start; /* the slot's runs_head when the region began */
-	bool wspill_scattered; /* the last spill hardly ran: split instead */
+	bool wspill_scattered; /* the last spill hardly ran: to the bitmaps */
+	/* Scattered cells the region owns, a bitmap per shadow leaf. */
+	struct wbits *wbits; /* WBITS_LEAVES of them once needed */
+	uint32_t wbits_n, wbits_last;
+	uint64_t wbits_cells; /* bits set this region */
 	bool ordered; /* ordering-rule validation done this region */
 
 	/* FastTrack: this thread's vector clock (own entry == clock). */

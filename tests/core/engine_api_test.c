@@ -1395,8 +1395,8 @@ TEST(dense_hint_advises_huge_pages_for_large_blocks_only)
  * A region that writes more cells in a row than its write set holds
  * keeps owning them all: another thread's write of the first one is a
  * write-write conflict that names the first write's site, and after the
- * region ends it is not.  Scattered cells split the region instead, one
- * spill later.
+ * region ends it is not.  Scattered cells, one spill later, go to the
+ * region's bitmaps, and it owns them too.
  */
 TEST(full_write_set_keeps_the_region_owning_its_cells)
 {
@@ -1431,7 +1431,7 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 	EXPECT_EQ(1, s.n);
 	EXPECT_EQ(0, valor_region_end(t2));
 
-	/* Every other 64 bytes: no run to spill into, so the region splits. */
+	/* Every other 64 bytes: no run to spill into, and no split. */
 	valor_ctx_stats(ctx, &st);
 	for (int i = 0; i < 10; i++)
 		valor_access(t1, CELL(100 + 2 * i), 8, true, 30 + i);
@@ -1439,8 +1439,11 @@ TEST(full_write_set_keeps_the_region_owning_its_cells)
 		struct valor_stats after;
 
 		valor_ctx_stats(ctx, &after);
-		EXPECT_LT(st.regions, after.regions);
+		EXPECT_EQ(st.regions, after.regions);
+		EXPECT_LT(st.write_log_overflows, after.write_log_overflows);
 	}
+	EXPECT_EQ(1, valor_access(t2, CELL(100), 8, true, 40));
+	EXPECT_EQ(2, s.n);
 	valor_ctx_free(ctx);
 }
 
@@ -1565,6 +1568,88 @@ TEST(spilled_runs_are_given_up_whole)
 	for (int i = 0; i < 10; i++)
 		EXPECT_EQ(0, valor_access(t2, RUN2 + 8 * i, 8, true, 44));
 	EXPECT_EQ(2, s.n);
+	valor_ctx_free(ctx);
+}
+
+#define SCATTER(i) (0x6000000ULL + 8 * (((i)*4099ULL) % 65536))
+#define LEAF_BYTES (1ULL << 24) /* SHADOW_LEAF_SHIFT */
+
+/*
+ * A region whose first writes are scattered (a hash table's slots, a
+ * radix sort's buckets) does not split when its write log fills: it
+ * keeps the cells as bits and owns all of them until it ends.  300
+ * cells in two shadow leaves under a write log of 8: no region ends
+ * early, the first cell and one in the other leaf still conflict, and
+ * the region's end gives every one of them up, once.
+ */
+TEST(scattered_first_writes_stay_owned_without_a_split)
+{
+	struct valor_params p = { .write_log_entries = 8 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	struct valor_stats st;
+	uint64_t v0;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	v0 = valor_shadow_version(ctx, SCATTER(0));
+	for (int i = 0; i < 300; i++) {
+		EXPECT_EQ(0, valor_access(t1, SCATTER(i), 8, true, 50));
+		EXPECT_EQ(0, valor_access(t1, SCATTER(i) + LEAF_BYTES, 8, true,
+					  51));
+	}
+	/* Written again in the same region: no new version. */
+	EXPECT_EQ(0, valor_access(t1, SCATTER(0), 8, true, 52));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(0, st.regions);
+	EXPECT_LE(3, st.write_log_overflows);
+	EXPECT_EQ(v0 + 1, valor_shadow_version(ctx, SCATTER(0)));
+
+	EXPECT_EQ(1, valor_access(t2, SCATTER(0), 8, true, 53));
+	EXPECT_EQ(1, valor_access(t2, SCATTER(1) + LEAF_BYTES, 8, true, 53));
+	ASSERT_EQ(2, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[1].kind);
+	EXPECT_EQ(0, valor_region_end(t2));
+	EXPECT_EQ(0, valor_region_end(t1));
+
+	/* Released: t2 takes every cell over without a report. */
+	for (int i = 2; i < 300; i++) {
+		EXPECT_EQ(0, valor_access(t2, SCATTER(i), 8, true, 54));
+		EXPECT_EQ(0, valor_access(t2, SCATTER(i) + LEAF_BYTES, 8, true,
+					  54));
+	}
+	EXPECT_EQ(2, s.n);
+	valor_ctx_free(ctx);
+}
+
+/*
+ * More leaves in one region than a thread keeps bitmaps for (64, a
+ * gigabyte of data): the region splits, as before there were bitmaps,
+ * and what it wrote before the split is given up.
+ */
+TEST(scattered_writes_over_too_many_leaves_split_the_region)
+{
+	struct valor_params p = { .write_log_entries = 8 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	struct valor_stats st;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	for (int i = 0; i < 200; i++)
+		EXPECT_EQ(0, valor_access(t1, 0x100000000ULL + i * LEAF_BYTES,
+					  8, true, 60));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_LE(1, st.regions);
+	EXPECT_EQ(0, valor_access(t2, 0x100000000ULL, 8, true, 61));
+	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(0, valor_region_end(t2));
+	EXPECT_EQ(0, valor_region_end(t1));
 	valor_ctx_free(ctx);
 }
 
