@@ -1620,8 +1620,8 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	 * them as bits of a bitmap per shadow leaf instead, which release
 	 * walks in address order.  It used to split here: a compressor
 	 * whose hash tables took a split every 16,384 cells claimed their
-	 * cells again in every piece (zstd -T2 on 8 MB of text: 24 M
-	 * version bumps and 6.0 s; with the bits 16.5 M and 4.9 s).
+	 * cells again in every piece (zstd -T2 -6 on 8 MB of text: 24 M
+	 * version bumps and 4.8 s; with the bits 16.5 M and 3.2 s).
 	 * Scattered by the cells, not by the words: a sweep whose unrolled
 	 * stores come from several sites in turn spills a word per store,
 	 * but releases in order.
