@@ -1470,6 +1470,24 @@ static int wlog_grow(struct valor_thread *th)
 }
 
 /*
+ * The cell + 1 of ring entry @e if it records a write (0 for an empty
+ * entry or a free), counting in *@jumps a cell that is not within two
+ * cells after the one before (*@prev): how spills judge scattered.
+ */
+static inline uint64_t spill_entry_cell(const struct wlog_entry *e,
+					uint64_t *prev, uint64_t *jumps)
+{
+	uint64_t first = atomic_load_explicit(&e->cell, memory_order_relaxed);
+
+	if (!first ||
+	    (atomic_load_explicit(&e->what, memory_order_relaxed) & WLOG_FREE))
+		return 0;
+	*jumps += *prev && (first < *prev || first - *prev > 2);
+	*prev = first;
+	return first;
+}
+
+/*
  * The bitmap functions are cold: they are rare next to the paths of
  * every access, and among them in .text they moved those paths enough
  * to make gcc's ocean 11% slower with no change in what it ran (its
@@ -1536,18 +1554,12 @@ static __attribute__((cold)) bool wbits_spill(struct valor_thread *th,
 	uint64_t prev = 0, jumps = 0;
 
 	for (uint64_t i = start; i != end; i++) {
-		struct wlog_entry *e = wlog_at(s, i);
-		uint64_t first =
-			atomic_load_explicit(&e->cell, memory_order_relaxed);
+		uint64_t first = spill_entry_cell(wlog_at(s, i), &prev, &jumps);
 		uint64_t cell = first - 1, k, bit;
 		struct wbits *b;
 
-		if (!first ||
-		    (atomic_load_explicit(&e->what, memory_order_relaxed) &
-		     WLOG_FREE))
+		if (!first)
 			continue;
-		jumps += prev && (first < prev || first - prev > 2);
-		prev = first;
 		b = wbits_of(th, cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT));
 		if (!b)
 			return false;
@@ -1658,16 +1670,11 @@ __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
 	 */
 	for (; start != end; start++) {
 		struct wlog_entry *e = wlog_at(s, start);
-		uint64_t first =
-			atomic_load_explicit(&e->cell, memory_order_relaxed);
+		uint64_t first = spill_entry_cell(e, &prev, &jumps);
 		enum wspill_result r;
 
-		if (!first ||
-		    (atomic_load_explicit(&e->what, memory_order_relaxed) &
-		     WLOG_FREE))
+		if (!first)
 			continue;
-		jumps += prev && (first < prev || first - prev > 2);
-		prev = first;
 		if (last && first - 1 == next && e->site == run_site &&
 		    wspill_more(word) && wspill_more(word) < WSPILL_COUNT_MAX) {
 			word += 1ULL << WSPILL_COUNT_SHIFT;
