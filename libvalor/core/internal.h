@@ -372,13 +372,18 @@ static inline uint32_t rgroup_mask_for(uint32_t n, uint32_t full)
 #define RFILTER_GEN_MAX ((1U << (64 - RFILTER_GEN_SHIFT)) - 1)
 
 /*
- * A scattered write set (valor.c, wlog_spill()): one bit per cell of a
- * shadow leaf, 256 KiB of address space mapped when the leaf's first
- * cell spills and touched only where cells are; [lo, hi) bounds the
- * words with bits, so that release reads only those.
+ * A scattered write set (valor.c, wlog_spill()): one bit per line of
+ * WBITS_LINE_CELLS cells (a cache line of shadow) of a shadow leaf,
+ * 32 KiB of address space mapped when the leaf's first cell spills and
+ * touched only where cells are; [lo, hi) bounds the words with bits,
+ * so that release reads only those.  Release gives up the cells of a
+ * line that the region owns, and only those: the others are not active
+ * or are another slot's.
  */
 #define WBITS_LEAVES 64U
-#define WBITS_WORDS (SHADOW_LEAF_WORDS / 64)
+#define WBITS_LINE_SHIFT 3
+#define WBITS_LINE_CELLS (1U << WBITS_LINE_SHIFT)
+#define WBITS_WORDS (SHADOW_LEAF_WORDS / WBITS_LINE_CELLS / 64)
 
 struct wbits {
 	uint64_t leaf; /* cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT) */
@@ -495,8 +500,9 @@ struct valor_thread {
 	bool wspill_scattered; /* the last spill hardly ran: to the bitmaps */
 	/* Scattered cells the region owns, a bitmap per shadow leaf. */
 	struct wbits *wbits; /* WBITS_LEAVES of them once needed */
-	uint32_t wbits_n, wbits_last;
-	uint64_t wbits_cells; /* bits set this region */
+	uint32_t wbits_n;
+	uint8_t wbits_hint[WBITS_LEAVES]; /* by leaf modulo: a guess */
+	uint64_t wbits_lines; /* bits set this region */
 	bool ordered; /* ordering-rule validation done this region */
 
 	/* FastTrack: this thread's vector clock (own entry == clock). */

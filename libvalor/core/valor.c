@@ -1506,18 +1506,20 @@ static __attribute__((cold)) struct wbits *wbits_of(struct valor_thread *th,
 {
 	struct wbits *b;
 
-	if (th->wbits_n && th->wbits[th->wbits_last].leaf == leaf)
-		return &th->wbits[th->wbits_last];
+	uint8_t *hint = &th->wbits_hint[leaf % WBITS_LEAVES];
+
+	if (*hint < th->wbits_n && th->wbits[*hint].leaf == leaf)
+		return &th->wbits[*hint];
 	for (uint32_t i = 0; i < th->wbits_n; i++) {
 		if (th->wbits[i].leaf == leaf) {
-			th->wbits_last = i;
+			*hint = (uint8_t)i;
 			return &th->wbits[i];
 		}
 	}
 	for (uint32_t i = 0; i < th->wbits_n; i++) {
 		if (th->wbits[i].hi <= th->wbits[i].lo) {
 			th->wbits[i].leaf = leaf;
-			th->wbits_last = i;
+			*hint = (uint8_t)i;
 			return &th->wbits[i];
 		}
 	}
@@ -1526,7 +1528,7 @@ static __attribute__((cold)) struct wbits *wbits_of(struct valor_thread *th,
 	if (!th->wbits || th->wbits_n == WBITS_LEAVES)
 		return NULL;
 	b = &th->wbits[th->wbits_n];
-	/* Untouched pages cost nothing: a page per 32,768 cells written. */
+	/* Untouched pages cost nothing: a page per 262,144 cells written. */
 	b->bits = mmap(NULL, WBITS_WORDS * sizeof(uint64_t),
 		       PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -1537,7 +1539,7 @@ static __attribute__((cold)) struct wbits *wbits_of(struct valor_thread *th,
 	b->leaf = leaf;
 	b->lo = WBITS_WORDS;
 	b->hi = 0;
-	th->wbits_last = th->wbits_n++;
+	*hint = (uint8_t)th->wbits_n++;
 	return b;
 }
 
@@ -1563,9 +1565,9 @@ static __attribute__((cold)) bool wbits_spill(struct valor_thread *th,
 		b = wbits_of(th, cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT));
 		if (!b)
 			return false;
-		k = (cell & (SHADOW_LEAF_WORDS - 1)) / 64;
-		bit = 1ULL << (cell % 64);
-		th->wbits_cells += !(b->bits[k] & bit);
+		k = (cell & (SHADOW_LEAF_WORDS - 1)) >> (WBITS_LINE_SHIFT + 6);
+		bit = 1ULL << ((cell >> WBITS_LINE_SHIFT) % 64);
+		th->wbits_lines += !(b->bits[k] & bit);
 		b->bits[k] |= bit;
 		if (k < b->lo)
 			b->lo = (uint32_t)k;
@@ -1596,17 +1598,20 @@ wbits_release(struct valor_thread *th, bool walking,
 				continue;
 			b->bits[k] = 0;
 			for (; leaf && bits; bits &= bits - 1) {
-				uint64_t at = (uint64_t)k * 64 +
-					      __builtin_ctzll(bits);
+				uint64_t at = ((uint64_t)k * 64 +
+					       __builtin_ctzll(bits))
+					      << WBITS_LINE_SHIFT;
 
-				release_cell_as(th, &leaf[at], base + at,
-						walking, hook);
+				for (unsigned c = 0; c < WBITS_LINE_CELLS; c++)
+					release_cell_as(th, &leaf[at + c],
+							base + at + c, walking,
+							hook);
 			}
 		}
 		b->lo = WBITS_WORDS;
 		b->hi = 0;
 	}
-	th->wbits_cells = 0;
+	th->wbits_lines = 0;
 }
 
 static __attribute__((cold)) void wbits_fini(struct valor_thread *th)
@@ -1615,8 +1620,8 @@ static __attribute__((cold)) void wbits_fini(struct valor_thread *th)
 		munmap(th->wbits[i].bits, WBITS_WORDS * sizeof(uint64_t));
 	eng_free(th->wbits);
 	th->wbits = NULL;
-	th->wbits_n = th->wbits_last = 0;
-	th->wbits_cells = 0;
+	th->wbits_n = 0;
+	th->wbits_lines = 0;
 }
 
 __attribute__((noinline)) void wlog_spill(struct valor_thread *th)
@@ -1712,9 +1717,9 @@ static void release_write_set(struct valor_thread *th)
 	struct slot *s = &ctx->slots[th->slot];
 	uint64_t head =
 		atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
-	bool walking =
-		head - th->region_start + th->wspill_n + th->wbits_cells >=
-		RELEASE_WALK_MIN;
+	bool walking = head - th->region_start + th->wspill_n +
+			       th->wbits_lines * WBITS_LINE_CELLS >=
+		       RELEASE_WALK_MIN;
 	void (*hook)(struct valor_thread *, uint64_t) = eng_release_walk_hook;
 
 	if (walking) {
@@ -1749,7 +1754,7 @@ static void release_write_set(struct valor_thread *th)
 				release_cell_as(th, p, cell, walking, hook);
 		}
 	}
-	if (th->wbits_cells)
+	if (th->wbits_lines)
 		wbits_release(th, walking, hook);
 	if (walking)
 		atomic_store_explicit(&s->releasing, 0, memory_order_release);

@@ -1626,6 +1626,42 @@ TEST(scattered_first_writes_stay_owned_without_a_split)
 }
 
 /*
+ * The bitmaps keep a bit per line of eight cells, and release looks at
+ * all eight: a cell of the line that another thread's open region owns
+ * stays its own, so a write to it still conflicts.
+ */
+TEST(releasing_a_line_of_scattered_writes_spares_other_owners)
+{
+	struct valor_params p = { .write_log_entries = 8 };
+	struct sink s;
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = valor_ctx_two_roots(&s, &p, &t1, &t2);
+	struct valor_stats st;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, t1);
+	ASSERT_NE(NULL, t2);
+	EXPECT_EQ(0, valor_access(t2, SCATTER(200) + 8, 8, true, 70));
+	for (int i = 0; i < 300; i++)
+		EXPECT_EQ(0, valor_access(t1, SCATTER(i), 8, true, 71));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(0, st.regions);
+	EXPECT_LE(3, st.write_log_overflows);
+	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(0, valor_region_end(t1));
+
+	/* t1's cells are free; the one t2 wrote in the line is not. */
+	EXPECT_EQ(0, valor_access(t2, SCATTER(200), 8, true, 72));
+	EXPECT_EQ(0, s.n);
+	EXPECT_EQ(1, valor_access(t1, SCATTER(200) + 8, 8, true, 73));
+	ASSERT_EQ(1, s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, s.v[0].kind);
+	EXPECT_EQ(0, valor_region_end(t2));
+	EXPECT_EQ(0, valor_region_end(t1));
+	valor_ctx_free(ctx);
+}
+
+/*
  * More leaves in one region than a thread keeps bitmaps for (64, a
  * gigabyte of data): the region splits, as before there were bitmaps,
  * and what it wrote before the split is given up.
