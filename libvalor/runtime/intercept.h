@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -247,26 +248,30 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 	X(__strcat_chk, __strcat_chk, NULL, 1)     \
 	X(__strncat_chk, __strncat_chk, NULL, 1)
 
-#define RT_REAL_MISC(X)                \
-	X(fork, fork, NULL, 0)         \
-	X(write, write, NULL, 0)       \
-	X(writev, writev, NULL, 0)     \
-	X(pwrite, pwrite, NULL, 0)     \
-	X(pwrite64, pwrite64, NULL, 0) \
-	X(pwritev, pwritev, NULL, 0)   \
-	X(pwritev2, pwritev2, NULL, 1) \
-	X(send, send, NULL, 0)         \
-	X(sendto, sendto, NULL, 0)     \
-	X(sendmsg, sendmsg, NULL, 0)   \
-	X(sendmmsg, sendmmsg, NULL, 0) \
-	X(read, read, NULL, 0)         \
-	X(pread, pread, NULL, 0)       \
-	X(pread64, pread64, NULL, 0)   \
-	X(readv, readv, NULL, 0)       \
-	X(recv, recv, NULL, 0)         \
-	X(recvfrom, recvfrom, NULL, 0) \
-	X(recvmsg, recvmsg, NULL, 0)   \
-	X(recvmmsg, recvmmsg, NULL, 0) \
+#define RT_REAL_MISC(X)                        \
+	X(fork, fork, NULL, 0)                 \
+	X(write, write, NULL, 0)               \
+	X(writev, writev, NULL, 0)             \
+	X(pwrite, pwrite, NULL, 0)             \
+	X(pwrite64, pwrite64, NULL, 0)         \
+	X(pwritev, pwritev, NULL, 0)           \
+	X(pwritev2, pwritev2, NULL, 1)         \
+	X(send, send, NULL, 0)                 \
+	X(sendto, sendto, NULL, 0)             \
+	X(sendmsg, sendmsg, NULL, 0)           \
+	X(sendmmsg, sendmmsg, NULL, 0)         \
+	X(read, read, NULL, 0)                 \
+	X(pread, pread, NULL, 0)               \
+	X(pread64, pread64, NULL, 0)           \
+	X(readv, readv, NULL, 0)               \
+	X(recv, recv, NULL, 0)                 \
+	X(recvfrom, recvfrom, NULL, 0)         \
+	X(recvmsg, recvmsg, NULL, 0)           \
+	X(recvmmsg, recvmmsg, NULL, 0)         \
+	X(epoll_ctl, epoll_ctl, NULL, 0)       \
+	X(epoll_wait, epoll_wait, NULL, 0)     \
+	X(epoll_pwait, epoll_pwait, NULL, 0)   \
+	X(epoll_pwait2, epoll_pwait2, NULL, 1) \
 	X(sigaction, sigaction, NULL, 0)
 
 /* stdio output; printf, fprintf and dprintf call the v* functions. */

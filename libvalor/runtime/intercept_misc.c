@@ -614,6 +614,85 @@ RT_INTERCEPTOR int recvmmsg(int fd, struct mmsghdr *vec, unsigned int n,
 	return r;
 }
 
+/* ---- epoll ---- */
+
+/*
+ * An event's user data (often a pointer to a connection's state) passes
+ * from the thread that adds or changes the event to the thread whose
+ * wait returns it, as ThreadSanitizer has it: epoll_ctl(2) with
+ * EPOLL_CTL_ADD or EPOLL_CTL_MOD releases the epoll instance's object
+ * just before the real call, and a wait that returns events acquires it
+ * just after.  Without the edge a server that hands work over through
+ * the data had each handed-over object reported as a conflict.  The key
+ * is the epoll descriptor's (rt_fd_sync_key()); for FastTrack every
+ * epoll instance shares one anonymous inode, so every instance shares
+ * one object, which can hide a race, never report a handover.
+ */
+RT_INTERCEPTOR int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	bool check;
+	struct rt_thread *t;
+
+	if (op != EPOLL_CTL_ADD && op != EPOLL_CTL_MOD)
+		return RT_REAL(epoll_ctl)(epfd, op, fd, ev);
+	t = rt_output_begin(RT_CALLER_RET(), &check);
+	if (check && ev)
+		rt_icpt_access(t, ev, sizeof(*ev), false, RT_CALLER_PC());
+	rt_output_end(t, epfd);
+	return RT_REAL(epoll_ctl)(epfd, op, fd, ev);
+}
+
+/* After a wait on @epfd that returned @r: acquire, and the events stored. */
+static void epoll_done(uintptr_t ret, int epfd, struct epoll_event *events,
+		       int r)
+{
+	struct rt_thread *t;
+
+	if (r <= 0)
+		return;
+	t = input_begin(epfd, r);
+	if (!t)
+		return;
+	if (rt_caller_checked(ret))
+		rt_icpt_access(t, events, (size_t)r * sizeof(*events), true,
+			       ret - 1);
+	rt_leave(t);
+}
+
+RT_INTERCEPTOR int epoll_wait(int epfd, struct epoll_event *events,
+			      int maxevents, int timeout)
+{
+	int r = RT_REAL(epoll_wait)(epfd, events, maxevents, timeout);
+
+	epoll_done(RT_CALLER_RET(), epfd, events, r);
+	return r;
+}
+
+RT_INTERCEPTOR int epoll_pwait(int epfd, struct epoll_event *events,
+			       int maxevents, int timeout,
+			       const sigset_t *sigmask)
+{
+	int r = RT_REAL(epoll_pwait)(epfd, events, maxevents, timeout, sigmask);
+
+	epoll_done(RT_CALLER_RET(), epfd, events, r);
+	return r;
+}
+
+RT_INTERCEPTOR int epoll_pwait2(int epfd, struct epoll_event *events,
+				int maxevents, const struct timespec *timeout,
+				const sigset_t *sigmask)
+{
+	int r;
+
+	if (!RT_REAL(epoll_pwait2)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	r = rt_real_epoll_pwait2(epfd, events, maxevents, timeout, sigmask);
+	epoll_done(RT_CALLER_RET(), epfd, events, r);
+	return r;
+}
+
 /* ---- stdio output ---- */
 
 /*

@@ -66,6 +66,7 @@
 	X(dsm_fig1a, "c")                  \
 	X(dsm_fig1b, "c")                  \
 	X(dsm_same_value_write, "c")       \
+	X(epoll_handoff, "c")              \
 	X(false_sharing, "c")              \
 	X(flag_plain_racy, "c")            \
 	X(free_reuse_other_thread, "c")    \
