@@ -268,6 +268,10 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 	X(recvfrom, recvfrom, NULL, 0)         \
 	X(recvmsg, recvmsg, NULL, 0)           \
 	X(recvmmsg, recvmmsg, NULL, 0)         \
+	X(close, close, NULL, 0)               \
+	X(dup2, dup2, NULL, 0)                 \
+	X(dup3, dup3, NULL, 0)                 \
+	X(close_range, close_range, NULL, 1)   \
 	X(epoll_ctl, epoll_ctl, NULL, 0)       \
 	X(epoll_wait, epoll_wait, NULL, 0)     \
 	X(epoll_pwait, epoll_pwait, NULL, 0)   \

@@ -614,6 +614,46 @@ RT_INTERCEPTOR int recvmmsg(int fd, struct mmsghdr *vec, unsigned int n,
 	return r;
 }
 
+/* ---- descriptors the report log may be on (report_log.c) ---- */
+
+RT_INTERCEPTOR int close(int fd)
+{
+	rt_log_fd_closing(fd);
+	return RT_REAL(close)(fd);
+}
+
+RT_INTERCEPTOR int dup2(int old, int fd)
+{
+	int r = RT_REAL(dup2)(old, fd);
+
+	if (r >= 0)
+		rt_log_fd_replaced(fd);
+	return r;
+}
+
+RT_INTERCEPTOR int dup3(int old, int fd, int flags)
+{
+	int r = RT_REAL(dup3)(old, fd, flags);
+
+	if (r >= 0)
+		rt_log_fd_replaced(fd);
+	return r;
+}
+
+RT_INTERCEPTOR int close_range(unsigned int first, unsigned int last, int flags)
+{
+	if (!RT_REAL(close_range)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		for (int fd = 1; fd <= 2; fd++)
+			if ((unsigned int)fd >= first &&
+			    (unsigned int)fd <= last)
+				rt_log_fd_closing(fd);
+	return rt_real_close_range(first, last, flags);
+}
+
 /* ---- epoll ---- */
 
 /*
@@ -785,7 +825,14 @@ OUTPUT_INTERCEPTOR(size_t, fwrite,
 		   (const void *p, size_t size, size_t n, FILE *f),
 		   (p, size, n, f))
 OUTPUT_INTERCEPTOR(int, fflush, (FILE *restrict f), (f))
-OUTPUT_INTERCEPTOR(int, fclose, (FILE *restrict f), (f))
+/* Closing the stream of the report log's descriptor moves the log. */
+RT_INTERCEPTOR int fclose(FILE *f)
+{
+	before_output();
+	if (f)
+		rt_log_fd_closing(fileno(f));
+	return RT_REAL(fclose)(f);
+}
 
 RT_INTERCEPTOR void perror(const char *s)
 {

@@ -216,8 +216,15 @@ void rt_unlock(atomic_int *l);
 __attribute__((format(printf, 1, 2), noreturn)) void rt_die(const char *fmt,
 							    ...);
 
-/* Write to the report log (the log_path option), no malloc, no stdio. */
+/*
+ * The report log (the log_path option; report_log.c): opened at start-up
+ * (rt_die() if it cannot be), then written, no malloc, no stdio.
+ */
+void rt_log_open(void);
 void rt_log_write(const char *buf, size_t len);
+/* The program is about to close @fd, or made @fd a copy of another. */
+void rt_log_fd_closing(int fd);
+void rt_log_fd_replaced(int fd);
 __attribute__((format(printf, 1, 2))) void rt_log_printf(const char *fmt, ...);
 
 /*

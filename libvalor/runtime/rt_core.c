@@ -32,7 +32,6 @@ __thread struct valor_thread *rt_cur_vt
 	__attribute__((tls_model("initial-exec")));
 /* Set on the thread running rt_init, so that what init calls passes. */
 static __thread bool rt_starting __attribute__((tls_model("initial-exec")));
-static int log_fd = 2;
 
 /* ---- small internal lock (futex; never a pthread mutex) ---- */
 
@@ -61,37 +60,6 @@ void rt_unlock(atomic_int *l)
 		syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
 	eng_locks_dropped();
-}
-
-/* ---- the report log ---- */
-
-void rt_log_write(const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(log_fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-void rt_log_printf(const char *fmt, ...)
-{
-	char buf[4096];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	rt_log_write(buf,
-		     (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 /* Before the log exists, and for errors about the log itself. */
@@ -264,32 +232,6 @@ static void opt_parse(struct rt_options *o, const char *s)
 			       d->values ? "; one of " : "",
 			       d->values ? d->values : "");
 	}
-}
-
-static void open_log(void)
-{
-	const char *p = rt.opt.log_path;
-	char path[4096];
-	size_t n = strlen(p);
-
-	if (!strcmp(p, "stderr")) {
-		log_fd = 2;
-		return;
-	}
-	if (!strcmp(p, "stdout")) {
-		log_fd = 1;
-		return;
-	}
-	if (n > 3 && !strcmp(p + n - 3, ".%p"))
-		snprintf(path, sizeof(path), "%.*s.%d", (int)(n - 3), p,
-			 (int)getpid());
-	else
-		snprintf(path, sizeof(path), "%s", p);
-	log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (log_fd < 0)
-		rt_die("valor: cannot open log_path '%s': %s "
-		       "(give a writable file, or stderr)\n",
-		       path, strerror(errno));
 }
 
 /* ---- threads ---- */
@@ -496,7 +438,7 @@ void rt_init(void)
 	rt_intercept_init();
 	opt_defaults(&rt.opt);
 	opt_parse(&rt.opt, getenv("VALOR_OPTIONS"));
-	open_log();
+	rt_log_open();
 	/* A bad suppressions file stops the program before main, too. */
 	rt_suppress_init();
 	rt.ctx = new_context();

@@ -28,6 +28,7 @@
  * builds what it runs (a second or so); the 120 s limits leave room for
  * a loaded machine.
  */
+#include <dirent.h>
 #include <stdint.h>
 
 #include "kselftest_harness.h"
@@ -778,6 +779,103 @@ TEST_F_TIMEOUT(errors, halt_on_conflict_stops_at_the_first_with_its_report, 120)
 	EXPECT_EQ(NULL, strstr(r.output, "after the first conflict"));
 	run_result_free(&r);
 	free(rep);
+}
+
+/*
+ * The text of the one valor.*.log file in @dir (which the caller frees),
+ * deleting it; NULL if there is none.
+ */
+static char *take_fallback_log(const char *dir)
+{
+	char path[PATH_MAX];
+	char *text = NULL;
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	if (!dp)
+		return NULL;
+	while ((d = readdir(dp))) {
+		if (strncmp(d->d_name, "valor.", 6) ||
+		    !strstr(d->d_name, ".log"))
+			continue;
+		pathf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		free(text);
+		text = read_file(path, NULL);
+		unlink(path);
+	}
+	closedir(dp);
+	return text;
+}
+
+/*
+ * lost_log.c closes stderr, and a file it opens takes number 2: the
+ * report goes to $TMPDIR/valor.PID.log, not into the program's file.
+ * With log_path a file whose descriptor the program closes (with every
+ * other above 2), the log is opened again by its path.
+ */
+TEST_F_TIMEOUT(errors, a_log_the_program_took_is_never_written_over, 120)
+{
+	static const char own[] = "the program's own line\n";
+	char bin[PATH_MAX], dir[PATH_MAX], data[PATH_MAX], log[PATH_MAX];
+	char tmpdir[PATH_MAX + 8], opts[PATH_MAX + 16], d[128];
+	char *env_set[] = { opts, tmpdir, NULL };
+	struct run_result r;
+	char *text;
+
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "lost_log", "-O1", "-iquote",
+			     "$I", "-o", "$O/lost_log", "$P/lost_log.c", "$S",
+			     NULL));
+	pathf(bin, sizeof(bin), "%s/lost_log", self->e.out);
+	pathf(dir, sizeof(dir), "%s/lost_log.tmp", self->e.out);
+	pathf(data, sizeof(data), "%s/lost_log.data", self->e.out);
+	pathf(log, sizeof(log), "%s/lost_log.log", self->e.out);
+	pathf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
+	ASSERT_EQ(0, make_dirs(dir));
+	free(take_fallback_log(dir));
+
+	{
+		char *argv[] = { bin, data, NULL };
+
+		pathf(opts, sizeof(opts), "VALOR_OPTIONS=");
+		run(_metadata, &self->e, "lost_log", argv, env_set, &r);
+	}
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s, expected %d", run_result_describe(&r, d, sizeof(d)),
+	       EXIT_CONFLICTS);
+	run_result_free(&r);
+	text = read_file(data, NULL);
+	ASSERT_NE(NULL, text);
+	EXPECT_STREQ(own, text);
+	free(text);
+	text = take_fallback_log(dir);
+	ASSERT_NE(NULL, text) TH_LOG("no valor.*.log in %s", dir);
+	EXPECT_NE(NULL, strstr(text, "conflict")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "lost_log.c")) TH_LOG("%s", text);
+	free(text);
+
+	unlink(log);
+	{
+		char *argv[] = { bin, data, "all", NULL };
+
+		pathf(opts, sizeof(opts), "VALOR_OPTIONS=log_path=%s", log);
+		run(_metadata, &self->e, "lost_log", argv, env_set, &r);
+	}
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s, expected %d", run_result_describe(&r, d, sizeof(d)),
+	       EXIT_CONFLICTS);
+	run_result_free(&r);
+	text = read_file(data, NULL);
+	ASSERT_NE(NULL, text);
+	EXPECT_STREQ(own, text);
+	free(text);
+	text = read_file(log, NULL);
+	ASSERT_NE(NULL, text) TH_LOG("%s was not written", log);
+	EXPECT_NE(NULL, strstr(text, "lost_log.c")) TH_LOG("%s", text);
+	free(text);
+	text = take_fallback_log(dir);
+	EXPECT_EQ(NULL, text)
+	TH_LOG("a file log went to the fallback: %s", text);
+	free(text);
 }
 
 TEST_F_TIMEOUT(errors, exitcode_sets_the_status_of_a_racy_run_only, 120)
