@@ -808,6 +808,35 @@ static char *take_fallback_log(const char *dir)
 }
 
 /*
+ * Run lost_log (@bin) on its data file @data with @mode (NULL, or "all"
+ * to close every descriptor above 2 too) and VALOR_OPTIONS=@options,
+ * TMPDIR=@dir: it must report its conflict and leave @data holding its
+ * own line only.
+ */
+static void run_lost_log(struct __test_metadata *_metadata, const struct env *e,
+			 const char *bin, const char *data, char *mode,
+			 const char *options, const char *dir)
+{
+	char opts[PATH_MAX + 16], tmpdir[PATH_MAX + 8], d[128];
+	char *argv[] = { (char *)bin, (char *)data, mode, NULL };
+	char *env_set[] = { opts, tmpdir, NULL };
+	struct run_result r;
+	char *text;
+
+	pathf(opts, sizeof(opts), "VALOR_OPTIONS=%s", options);
+	pathf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
+	run(_metadata, e, "lost_log", argv, env_set, &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s, expected %d", run_result_describe(&r, d, sizeof(d)),
+	       EXIT_CONFLICTS);
+	run_result_free(&r);
+	text = read_file(data, NULL);
+	ASSERT_NE(NULL, text);
+	EXPECT_STREQ("the program's own line\n", text);
+	free(text);
+}
+
+/*
  * lost_log.c closes stderr, and a file it opens takes number 2: the
  * report goes to $TMPDIR/valor.PID.log, not into the program's file.
  * With log_path a file whose descriptor the program closes (with every
@@ -815,11 +844,8 @@ static char *take_fallback_log(const char *dir)
  */
 TEST_F_TIMEOUT(errors, a_log_the_program_took_is_never_written_over, 120)
 {
-	static const char own[] = "the program's own line\n";
 	char bin[PATH_MAX], dir[PATH_MAX], data[PATH_MAX], log[PATH_MAX];
-	char tmpdir[PATH_MAX + 8], opts[PATH_MAX + 16], d[128];
-	char *env_set[] = { opts, tmpdir, NULL };
-	struct run_result r;
+	char opts[PATH_MAX + 16];
 	char *text;
 
 	ASSERT_TRUE(valor_cc(_metadata, &self->e, "lost_log", "-O1", "-iquote",
@@ -829,24 +855,10 @@ TEST_F_TIMEOUT(errors, a_log_the_program_took_is_never_written_over, 120)
 	pathf(dir, sizeof(dir), "%s/lost_log.tmp", self->e.out);
 	pathf(data, sizeof(data), "%s/lost_log.data", self->e.out);
 	pathf(log, sizeof(log), "%s/lost_log.log", self->e.out);
-	pathf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
 	ASSERT_EQ(0, make_dirs(dir));
 	free(take_fallback_log(dir));
 
-	{
-		char *argv[] = { bin, data, NULL };
-
-		pathf(opts, sizeof(opts), "VALOR_OPTIONS=");
-		run(_metadata, &self->e, "lost_log", argv, env_set, &r);
-	}
-	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
-	TH_LOG("%s, expected %d", run_result_describe(&r, d, sizeof(d)),
-	       EXIT_CONFLICTS);
-	run_result_free(&r);
-	text = read_file(data, NULL);
-	ASSERT_NE(NULL, text);
-	EXPECT_STREQ(own, text);
-	free(text);
+	run_lost_log(_metadata, &self->e, bin, data, NULL, "", dir);
 	text = take_fallback_log(dir);
 	ASSERT_NE(NULL, text) TH_LOG("no valor.*.log in %s", dir);
 	EXPECT_NE(NULL, strstr(text, "conflict")) TH_LOG("%s", text);
@@ -854,20 +866,8 @@ TEST_F_TIMEOUT(errors, a_log_the_program_took_is_never_written_over, 120)
 	free(text);
 
 	unlink(log);
-	{
-		char *argv[] = { bin, data, "all", NULL };
-
-		pathf(opts, sizeof(opts), "VALOR_OPTIONS=log_path=%s", log);
-		run(_metadata, &self->e, "lost_log", argv, env_set, &r);
-	}
-	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
-	TH_LOG("%s, expected %d", run_result_describe(&r, d, sizeof(d)),
-	       EXIT_CONFLICTS);
-	run_result_free(&r);
-	text = read_file(data, NULL);
-	ASSERT_NE(NULL, text);
-	EXPECT_STREQ(own, text);
-	free(text);
+	pathf(opts, sizeof(opts), "log_path=%s", log);
+	run_lost_log(_metadata, &self->e, bin, data, "all", opts, dir);
 	text = read_file(log, NULL);
 	ASSERT_NE(NULL, text) TH_LOG("%s was not written", log);
 	EXPECT_NE(NULL, strstr(text, "lost_log.c")) TH_LOG("%s", text);
