@@ -22,8 +22,10 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <fcntl.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -209,7 +211,8 @@ static bool dw_open(void)
 
 	if (!h) {
 		rt_log_printf("valor: cannot open libdw.so.1 (%s): stacks show "
-			      "addresses only; install libdw1\n",
+			      "module+offset only (addr2line -e MODULE "
+			      "OFFSET); install libdw1\n",
 			      dlerror());
 		return false;
 	}
@@ -217,7 +220,7 @@ static bool dw_open(void)
 	dw.f = (__typeof__(dw.f))dlsym(h, #f);                       \
 	if (!dw.f) {                                                 \
 		rt_log_printf("valor: libdw.so.1 has no %s: stacks " \
-			      "show addresses only\n",               \
+			      "show module+offset only\n",           \
 			      #f);                                   \
 		return false;                                        \
 	}
@@ -416,6 +419,72 @@ static bool is_runtime_module(const char *path)
 }
 
 /*
+ * Without libdw (not installed, or one without the functions we need):
+ * the module that maps @addr and its load address, read from
+ * /proc/self/maps, so that a frame reads "prog+0x14c7e" and can be
+ * symbolized offline (addr2line -e prog 0x14c7e), not a bare address.
+ * The load address is where the module's first page (file offset 0) is
+ * mapped, as libdw has it.  Not dladdr(): it takes the dynamic linker's
+ * lock, which a thread reporting from a constructor inside dlopen()
+ * holds while it waits for the report lock.  Called with sym_lock held;
+ * no malloc.
+ */
+static bool maps_lookup(uintptr_t addr, const char **module,
+			uintptr_t *module_base)
+{
+	char buf[8192], path[4096] = "", line[4352];
+	uintptr_t base = 0;
+	size_t len = 0, used = 0;
+	bool found = false;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	for (;;) {
+		char *nl = memchr(buf + used, '\n', len - used);
+		unsigned long start, end, off;
+		char name[4096];
+
+		if (!nl) {
+			ssize_t n;
+
+			memmove(buf, buf + used, len - used);
+			len -= used;
+			used = 0;
+			n = read(fd, buf + len, sizeof(buf) - len);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+			continue;
+		}
+		*nl = 0;
+		snprintf(line, sizeof(line), "%s", buf + used);
+		used = (size_t)(nl - buf) + 1;
+		name[0] = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &start, &end,
+			   &off, name) < 3 ||
+		    name[0] != '/')
+			continue;
+		if (strcmp(name, path)) {
+			snprintf(path, sizeof(path), "%s", name);
+			base = start - off;
+		} else if (!off) {
+			base = start;
+		}
+		if (addr >= start && addr < end) {
+			found = true;
+			break;
+		}
+	}
+	close(fd);
+	if (!found)
+		return false;
+	*module = intern(path);
+	*module_base = base;
+	return *module != NULL;
+}
+
+/*
  * The chain of inlined calls at @pc, innermost first, as eu-addr2line -i
  * finds it: the concrete scopes around the innermost function-like DIE;
  * every inlined call's caller is at the call's DW_AT_call_file/line.
@@ -501,6 +570,8 @@ static unsigned symbolize_locked(uintptr_t pc, struct rt_frame *out,
 
 	mod = dwfl_ready() ? find_module(pc) : NULL;
 	if (!mod) {
+		if (!dwfl && maps_lookup(pc, &base.module, &base.module_base))
+			base.runtime = is_runtime_module(base.module);
 		out[0] = base;
 		return 1;
 	}
@@ -623,6 +694,8 @@ bool rt_symbolize_data(uintptr_t addr, struct rt_data_symbol *out)
 			out->size = (size_t)sym.st_size;
 		}
 		ok = true;
+	} else if (!dwfl) {
+		ok = maps_lookup(addr, &out->module, &out->module_base);
 	}
 	rt_unlock(&sym_lock);
 	return ok;

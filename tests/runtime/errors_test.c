@@ -878,6 +878,54 @@ TEST_F_TIMEOUT(errors, a_log_the_program_took_is_never_written_over, 120)
 	free(text);
 }
 
+/*
+ * Without libdw (here an empty libdw.so.1 first on LD_LIBRARY_PATH, so
+ * that dlopen() fails), reports say so and give every frame and the
+ * location as module+offset, which addr2line turns into the race's line.
+ */
+TEST_F_TIMEOUT(errors, reports_without_libdw_give_module_offsets, 120)
+{
+	char dir[PATH_MAX], lib[PATH_MAX], ldpath[PATH_MAX + 32];
+	char out[PATH_MAX], off[32], line[64], d[128];
+	char *env_set[] = { ldpath, NULL };
+	char *argv[] = { self->races, NULL };
+	char *a2l[] = { "/usr/bin/addr2line", "-e", self->races, off, NULL };
+	const char *frame;
+	struct run_result r;
+	FILE *f;
+
+	pathf(dir, sizeof(dir), "%s/no_libdw", self->e.out);
+	pathf(lib, sizeof(lib), "%s/libdw.so.1", dir);
+	ASSERT_EQ(0, make_dirs(dir));
+	f = fopen(lib, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, fclose(f));
+	pathf(ldpath, sizeof(ldpath), "LD_LIBRARY_PATH=%s", dir);
+
+	run(_metadata, &self->e, "two_races.no_libdw", argv, env_set, &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s: %s", run_result_describe(&r, d, sizeof(d)), r.output);
+	EXPECT_NE(NULL, strstr(r.output, "cannot open libdw.so.1"))
+	TH_LOG("no word of libdw missing: %s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, "Location is global data at"))
+	TH_LOG("%s", r.output);
+	/* The first frame of the first report: the second thread's access. */
+	frame = strstr(r.output, "#0 ?? (two_races+0x");
+	ASSERT_NE(NULL, frame) TH_LOG("no module+offset frame: %s", r.output);
+	ASSERT_EQ(1, sscanf(frame, "#0 ?? (two_races+%31[0-9a-fx])", off));
+	run_result_free(&r);
+
+	ASSERT_EQ(0, access(a2l[0], X_OK))
+	TH_LOG("%s is missing (binutils, which gcc needs)", a2l[0]);
+	pathf(out, sizeof(out), "%s/two_races.addr2line", self->e.out);
+	ASSERT_EQ(0, run_command(a2l, NULL, out, &r));
+	snprintf(line, sizeof(line), "two_races.c:%d", self->hits);
+	EXPECT_NE(NULL, strstr(r.output, line))
+	TH_LOG("addr2line -e two_races %s: %s, expected %s", off, r.output,
+	       line);
+	run_result_free(&r);
+}
+
 TEST_F_TIMEOUT(errors, exitcode_sets_the_status_of_a_racy_run_only, 120)
 {
 	char *argv[] = { self->e.tree.valor, "run", "--exitcode=3", "--",
