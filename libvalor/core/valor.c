@@ -1504,9 +1504,8 @@ static inline uint64_t spill_entry_cell(const struct wlog_entry *e,
 static __attribute__((cold)) struct wbits *wbits_of(struct valor_thread *th,
 						    uint64_t leaf)
 {
-	struct wbits *b;
-
 	uint8_t *hint = &th->wbits_hint[leaf % WBITS_LEAVES];
+	struct wbits *b;
 
 	if (*hint < th->wbits_n && th->wbits[*hint].leaf == leaf)
 		return &th->wbits[*hint];

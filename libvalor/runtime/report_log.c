@@ -47,8 +47,8 @@
 
 static atomic_int log_lock;
 static int log_fd = 2;
-static int log_std_fd =
-	-1; /* 1 or 2 when the log is standard output or error */
+/* 1 or 2 while the log is standard output or error (error until opened). */
+static int log_std_fd = 2;
 static atomic_bool log_std_gone; /* the program closed log_std_fd */
 static bool log_known; /* log_dev and log_ino say what log_fd must be */
 static dev_t log_dev;
@@ -112,6 +112,7 @@ void rt_log_open(void)
 			 (int)getpid());
 	else
 		snprintf(log_path, sizeof(log_path), "%s", p);
+	log_std_fd = -1;
 	fd = open_appending(log_path);
 	if (fd < 0)
 		rt_die("valor: cannot open log_path '%s': %s "

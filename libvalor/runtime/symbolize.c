@@ -432,7 +432,7 @@ static bool is_runtime_module(const char *path)
 static bool maps_lookup(uintptr_t addr, const char **module,
 			uintptr_t *module_base)
 {
-	char buf[8192], path[4096] = "", line[4352];
+	char buf[4096], path[4096] = "";
 	uintptr_t base = 0;
 	size_t len = 0, used = 0;
 	bool found = false;
@@ -441,9 +441,9 @@ static bool maps_lookup(uintptr_t addr, const char **module,
 	if (fd < 0)
 		return false;
 	for (;;) {
-		char *nl = memchr(buf + used, '\n', len - used);
+		char *nl = memchr(buf + used, '\n', len - used), *name;
 		unsigned long start, end, off;
-		char name[4096];
+		int at = 0;
 
 		if (!nl) {
 			ssize_t n;
@@ -457,14 +457,15 @@ static bool maps_lookup(uintptr_t addr, const char **module,
 			len += (size_t)n;
 			continue;
 		}
+		/* start-end perms offset dev inode   path */
 		*nl = 0;
-		snprintf(line, sizeof(line), "%s", buf + used);
+		name = buf + used;
 		used = (size_t)(nl - buf) + 1;
-		name[0] = 0;
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &start, &end,
-			   &off, name) < 3 ||
-		    name[0] != '/')
+		if (sscanf(name, "%lx-%lx %*s %lx %*s %*s %n", &start, &end,
+			   &off, &at) < 3 ||
+		    !at || name[at] != '/')
 			continue;
+		name += at;
 		if (strcmp(name, path)) {
 			snprintf(path, sizeof(path), "%s", name);
 			base = start - off;
