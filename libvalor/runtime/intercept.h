@@ -385,12 +385,15 @@ static inline struct rt_thread *rt_icpt_enter_mem(uintptr_t ret)
 	return t;
 }
 
+void rt_range_access(struct valor_thread *th, uintptr_t a, size_t n,
+		     bool is_write, uintptr_t site);
+
 /* Report an access of @n bytes at @p by the entered thread @t. */
 static inline void rt_icpt_access(struct rt_thread *t, const void *p, size_t n,
 				  bool is_write, uintptr_t pc)
 {
 	if (n)
-		valor_access(t->vt, (uintptr_t)p, n, is_write, pc);
+		rt_range_access(t->vt, (uintptr_t)p, n, is_write, pc);
 }
 
 /*

@@ -80,6 +80,7 @@
 	X(lockfree_queue, "c")             \
 	X(long_region_read, "c")           \
 	X(long_region_write, "c")          \
+	X(memcpy_partly_read, "c")         \
 	X(memcpy_shared, "c")              \
 	X(mmap_reuse, "c")                 \
 	X(mremap_move, "c")                \
