@@ -479,6 +479,13 @@ struct valor_thread {
 	uint8_t mode; /* enum thread_mode; only the thread itself sets it */
 	shadow_word *_Atomic *shadow_top; /* ctx->shadow.top */
 	uint32_t rgen;
+	/*
+	 * Cells [rown_lo, rown_hi) hold every filter byte this generation
+	 * set for a read of a cell the region owned (no log entry stands
+	 * behind it); rown_hi 0: none.  A free or reuse of memory there
+	 * ends the ownership, so it clears the filter (rlog_forget()).
+	 */
+	uint64_t rown_lo, rown_hi;
 	uint64_t *rbloom; /* RBLOOM_BITS: groups that may be in the log */
 	uint32_t *rgroup; /* entries whole-cell reads can join, by rgroup_slot() */
 	uint32_t rgroup_mask;

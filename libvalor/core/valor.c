@@ -463,6 +463,7 @@ static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 /* The log lost or shrank entries: no filter entry may vouch for them. */
 static void rfilter_invalidate(struct valor_thread *th)
 {
+	th->rown_hi = 0;
 	if (++th->rgen > RFILTER_GEN_MAX) {
 		memset(th->rfilter, 0, sizeof(th->rfilter[0]));
 		th->rgen = 1;
@@ -773,6 +774,10 @@ static bool access_cells(struct valor_thread *th, uintptr_t addr, size_t size,
 		case VALOR_FAST_DONE:
 			continue;
 		case VALOR_FAST_LOG:
+			if (vw_read_of_own_write(th, w)) {
+				valor_o_note_own_read(th, cell, m);
+				continue;
+			}
 			rlog_append(th, cell, w, m, site);
 			rfilter_note(th, cell, m);
 			continue;
@@ -2025,6 +2030,9 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 		 last = (addr + size - 1) >> CELL_SHIFT;
 	uint32_t kept = 0, n;
 
+	/* Bytes the filter holds as reads of our own writes, ours no more. */
+	if (th->rown_hi > first && th->rown_lo <= last)
+		rfilter_invalidate(th);
 	if (!rlog_may_hold(th, first, last))
 		return;
 	rfilter_invalidate(th);

@@ -402,11 +402,51 @@ static inline bool rfilter_holds_range(struct valor_thread *th, uintptr_t addr,
 	return true;
 }
 
+/*
+ * A read of a cell the region has written whole and still owns needs no
+ * log entry: no other thread can write the cell before the region ends
+ * without first taking it from the region, and that write conflicts
+ * with the region's own write, which its claim reports (write-write)
+ * as the read's entry would have at validation (read-write).  The two
+ * regions are the same, so the verdict is too; the report names the
+ * region's write instead of its later read.
+ */
+static inline bool vw_read_of_own_write(const struct valor_thread *th,
+					uint64_t w)
+{
+	return (w & VW_OWNED_MASK) == vw_owned_whole(th->slot);
+}
+
+/*
+ * The filter takes cells [@first, @end) of reads of the region's own
+ * writes, which no entry backs: note where they are.
+ */
+static inline void rfilter_note_owned(struct valor_thread *th, uint64_t first,
+				      uint64_t end)
+{
+	if (!th->rown_hi || first < th->rown_lo)
+		th->rown_lo = first;
+	if (end > th->rown_hi)
+		th->rown_hi = end;
+}
+
+/* A read of bytes @m of @cell, which the region owns whole: no entry. */
+static inline void valor_o_note_own_read(struct valor_thread *th, uint64_t cell,
+					 uint8_t m)
+{
+	rfilter_note(th, cell, m);
+	rfilter_note_owned(th, cell, cell + 1);
+}
+
 /* Log a read of a compact cell; inline in the runtime's slow path too. */
 static inline __attribute__((always_inline)) int
 valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
 		 uint64_t site)
 {
+	if (vw_read_of_own_write(th, w)) {
+		valor_o_note_own_read(th, cell, m);
+		return 0;
+	}
 	rlog_append(th, cell, w, m, site);
 	rfilter_note(th, cell, m);
 	return conflict_deliver(th);
@@ -443,7 +483,7 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 {
 	const shadow_word *leaf =
 		shadow_fast_leaf(top, cell << CELL_SHIFT, CELL_SIZE);
-	uint64_t tag = rfilter_tag(cell, th->rgen), w0 = 0, cells = 0;
+	uint64_t tag = rfilter_tag(cell, th->rgen), w0 = 0, cells = 0, own = 0;
 	uint64_t *tagp = rfilter_tag_of(th->rfilter, cell);
 	uint8_t *have = rfilter_mask_of(th->rfilter, cell);
 	bool fresh = *tagp != tag;
@@ -464,6 +504,11 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		if (held)
 			break;
 		w = atomic_load_explicit(&leaf[k * step], memory_order_acquire);
+		if (vw_read_of_own_write(th, w)) {
+			own |= 1ULL
+			       << ((cell + k * step) & (RLOG_GROUP_CELLS - 1));
+			continue;
+		}
 		if (!cells) {
 			if (vw_refined(w) ||
 			    ((w & VW_ACTIVE) && vw_slot(w) != th->slot))
@@ -474,16 +519,20 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		}
 		cells |= 1ULL << ((cell + k * step) & (RLOG_GROUP_CELLS - 1));
 	}
-	if (!cells)
+	if (!(cells | own))
 		return k;
-	rlog_append_cells(th, rlog_group(cell), cells, w0, site);
+	if (cells)
+		rlog_append_cells(th, rlog_group(cell), cells, w0, site);
 	if (fresh) {
 		rfilter_clear(th->rfilter, cell);
 		*tagp = tag;
 	}
+	cells |= own;
 	for (unsigned i = 0; i < k; i++)
 		if (cells >> ((cell + i * step) & (RLOG_GROUP_CELLS - 1)) & 1)
 			have[i * step] = 0xff;
+	if (own)
+		rfilter_note_owned(th, cell, cell + (uint64_t)k * step);
 	return k;
 }
 

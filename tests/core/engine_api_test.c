@@ -564,6 +564,40 @@ static uint64_t reads_logged(struct valor_ctx *ctx)
 }
 
 /*
+ * A region's read of a cell it wrote whole takes no log entry
+ * (engine.md): no other thread can write the cell before the region
+ * ends without conflicting with the region's write.  A cell written in
+ * part is logged as any other; and once a free ends the region's
+ * ownership, the filter must not vouch for the cell any more.
+ */
+TEST(a_read_of_the_regions_own_write_is_not_logged)
+{
+	struct valor_thread *t1, *t2;
+	struct valor_ctx *ctx = golden_valor_ctx_two_threads(&t1, &t2);
+	const uint64_t part = X + 64, apart = X + 0x8000; /* another group */
+	uint64_t n;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, valor_access(t1, X, 8, true, 1));
+	n = reads_logged(ctx);
+	ASSERT_EQ(0, valor_access(t1, X, 8, false, 2));
+	ASSERT_EQ(0, valor_access(t1, X + 2, 2, false, 3));
+	EXPECT_EQ(n, reads_logged(ctx));
+	ASSERT_EQ(0, valor_access(t1, part, 4, true, 4));
+	ASSERT_EQ(0, valor_access(t1, part, 8, false, 5));
+	EXPECT_EQ(n + 1, reads_logged(ctx));
+	ASSERT_EQ(0, valor_access(t1, apart, 8, true, 6));
+	ASSERT_EQ(0, valor_access(t1, apart, 8, false, 7));
+	EXPECT_EQ(n + 1, reads_logged(ctx));
+	EXPECT_EQ(0, valor_free(t1, apart, 8, 8));
+	ASSERT_EQ(0, valor_access(t1, apart, 8, false, 9));
+	EXPECT_EQ(n + 2, reads_logged(ctx));
+	/* The other thread's write still conflicts: with the write. */
+	EXPECT_EQ(1, valor_access(t2, X + 4, 4, true, 10));
+	valor_ctx_free(ctx);
+}
+
+/*
  * Valor logs a read once per region: repeated reads of bytes the log
  * holds add nothing, whether the read spans cells or not, other bytes
  * of the cell do, and a region end starts over.  The filter that

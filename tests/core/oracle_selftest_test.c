@@ -380,6 +380,60 @@ TEST(read_write_keyed_by_reader_region)
 	oracle_result_free(&r);
 }
 
+/*
+ * A read of a cell the reader's region wrote whole before: Valor keeps
+ * no log entry for it, so its read-write key is optional for Valor (the
+ * write-write key of the same pair of regions stays), and only for it.
+ * A read of a cell the region wrote only in part is not.
+ */
+TEST(read_of_own_whole_cell_is_optional_for_valor)
+{
+	const struct valor_event ev[] = {
+		T_CREATE(0, 1), /* 0 */
+		T_WR(1, X, 4), /* 1 */
+		T_WR(1, X + 4, 4), /* 2: now all of X's cell */
+		T_RD(1, X + 2, 4), /* 3 */
+		T_WR(1, Y, 2), /* 4: part of Y's cell */
+		T_RD(1, Y, 1), /* 5 */
+		T_WR(0, X, 8), /* 6 */
+	};
+	const struct valor_event ev_y[] = {
+		T_CREATE(0, 1),
+		T_WR(1, Y, 2),
+		T_RD(1, Y, 1),
+		T_WR(0, Y, 1),
+	};
+	struct oracle_result r;
+	size_t optional = 0, rw = 0;
+
+	oracle_run(ev, TRACE_LEN(ev), VALOR, RFR, &r);
+	ASSERT_EQ(6, r.first);
+	for (size_t i = 0; i < r.nkeys; i++) {
+		rw += r.keys[i].kind == VALOR_CONFLICT_RW;
+		optional += r.keys[i].optional;
+		if (r.keys[i].optional)
+			EXPECT_EQ(VALOR_CONFLICT_RW, r.keys[i].kind);
+	}
+	EXPECT_EQ(4, rw);
+	EXPECT_EQ(4, optional);
+	oracle_result_free(&r);
+
+	oracle_run(ev, TRACE_LEN(ev), FASTRCD, RFR, &r);
+	for (size_t i = 0; i < r.nkeys; i++)
+		EXPECT_FALSE(r.keys[i].optional);
+	oracle_result_free(&r);
+
+	oracle_run(ev_y, TRACE_LEN(ev_y), VALOR, RFR, &r);
+	ASSERT_EQ(3, r.first);
+	rw = 0;
+	for (size_t i = 0; i < r.nkeys; i++) {
+		rw += r.keys[i].kind == VALOR_CONFLICT_RW;
+		EXPECT_FALSE(r.keys[i].optional);
+	}
+	EXPECT_EQ(1, rw);
+	oracle_result_free(&r);
+}
+
 /* Two readers, and a write-write next to them, all at one event. */
 TEST(one_event_many_keys)
 {

@@ -20,6 +20,8 @@ struct access_rec {
 	uint64_t region; /* its region when it made the access */
 	uint64_t clock; /* its own vector-clock entry then */
 	bool is_write;
+	/* A read of a cell the region had written whole: Valor logs none. */
+	bool of_own_cell;
 	size_t event; /* the event that made it */
 };
 
@@ -121,9 +123,12 @@ size_t oracle_keys_normalize(struct oracle_key *v, size_t n)
 	if (!n)
 		return 0;
 	qsort(v, n, sizeof(*v), key_qsort_cmp);
-	for (size_t i = 1; i < n; i++)
+	for (size_t i = 1; i < n; i++) {
 		if (oracle_key_cmp(&v[out], &v[i]))
 			v[++out] = v[i];
+		else
+			v[out].optional &= v[i].optional;
+	}
 	return out + 1;
 }
 
@@ -212,6 +217,7 @@ void oracle_keys_print(const struct oracle_key *v, size_t n, const char *title)
 
 		while (j < n && v[j].kind == v[i].kind &&
 		       v[j].who == v[i].who && v[j].tag == v[i].tag &&
+		       v[j].optional == v[i].optional &&
 		       v[j].addr == v[j - 1].addr + 1)
 			j++;
 		if (v[i].tag == ORACLE_TAG_EVENT)
@@ -222,8 +228,10 @@ void oracle_keys_print(const struct oracle_key *v, size_t n, const char *title)
 			       oracle_key_kind_name(v[i].kind),
 			       (unsigned long long)v[i].who,
 			       (long long)v[i].tag);
-		printf(" bytes 0x%llx..0x%llx\n", (unsigned long long)v[i].addr,
-		       (unsigned long long)v[j - 1].addr);
+		printf(" bytes 0x%llx..0x%llx%s\n",
+		       (unsigned long long)v[i].addr,
+		       (unsigned long long)v[j - 1].addr,
+		       v[i].optional ? " (optional)" : "");
 		i = j;
 	}
 }
@@ -394,6 +402,8 @@ static void check_byte(struct oracle *o, size_t i, long t,
 		    oracle_rw_by_region(o->analysis)) {
 			k.who = r->tid;
 			k.tag = r->region;
+			k.optional = o->analysis == VALOR_ANALYSIS_VALOR &&
+				     r->of_own_cell;
 		} else {
 			k.who = i;
 			k.tag = ORACLE_TAG_EVENT;
@@ -408,8 +418,29 @@ static void check_byte(struct oracle *o, size_t i, long t,
 	}
 }
 
+/*
+ * Whether thread @t's current region wrote every byte of the cell (8
+ * aligned bytes) that holds @addr, before now.
+ */
+static bool region_wrote_cell(struct oracle *o, long t, uint64_t addr)
+{
+	uint64_t region = o->threads[t].region;
+
+	for (uint64_t a = addr & ~7ULL; a < (addr & ~7ULL) + 8; a++) {
+		const struct byte_hist *h = byte_hist(o, a);
+		bool wrote = false;
+
+		for (size_t j = 0; j < h->n && !wrote; j++)
+			wrote = h->v[j].thread == (uint32_t)t &&
+				h->v[j].region == region && h->v[j].is_write;
+		if (!wrote)
+			return false;
+	}
+	return true;
+}
+
 static void record(struct oracle *o, size_t i, long t, struct byte_hist *h,
-		   bool is_write)
+		   bool is_write, bool of_own_cell)
 {
 	const struct logical_thread *th = &o->threads[t];
 
@@ -423,6 +454,7 @@ static void record(struct oracle *o, size_t i, long t, struct byte_hist *h,
 		.region = th->region,
 		.clock = th->vc[t],
 		.is_write = is_write,
+		.of_own_cell = of_own_cell,
 		.event = i,
 	};
 }
@@ -439,11 +471,20 @@ static void access_bytes(struct oracle *o, size_t i, long t)
 	for (uint64_t k = 0; k < count; k++) {
 		uint64_t first = e->addr + k * stride;
 
+		uint64_t cell = UINT64_MAX;
+		bool own = false;
+
 		for (uint64_t a = first; a < first + e->size; a++) {
-			struct byte_hist *h = byte_hist(o, a);
+			struct byte_hist *h;
+
+			if (!is_write && a >> 3 != cell) {
+				cell = a >> 3;
+				own = region_wrote_cell(o, t, a);
+			}
+			h = byte_hist(o, a);
 
 			check_byte(o, i, t, h, is_write);
-			record(o, i, t, h, is_write);
+			record(o, i, t, h, is_write, own);
 		}
 	}
 }

@@ -65,12 +65,20 @@ enum oracle_key_kind {
  * @tag:   ORACLE_TAG_EVENT, or for region RW the reading thread's region
  *         as the oracle numbers them (see oracle_region_of())
  * @addr:  the byte
+ * @optional: Valor may leave the key out: a region read-write key of a
+ *         read of a cell the reading region had written whole before
+ *         the read.  Valor logs no such read (engine.md, "A read of the
+ *         region's own write is not logged"): the write that conflicts
+ *         with it also conflicts with the region's write, a write-write
+ *         key of its own.  Not compared by oracle_key_cmp(); keys that
+ *         differ only in it merge into a key that is not optional.
  */
 struct oracle_key {
 	uint32_t kind;
 	uint64_t who;
 	uint64_t tag;
 	uint64_t addr;
+	bool optional;
 };
 
 /**

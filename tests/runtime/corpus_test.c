@@ -90,6 +90,7 @@
 	X(publish_relaxed, "c")            \
 	X(publish_release_acquire, "c")    \
 	X(pthread_once, "c")               \
+	X(read_own_write, "c")             \
 	X(realloc_while_reading, "c")      \
 	X(rwlock, "c")                     \
 	X(semaphores, "c")                 \
