@@ -179,13 +179,39 @@ walk_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
  * decompressor's calls, and took 40 ns each on that path.  @th is the
  * entered thread's engine handle.
  */
+#define RANGE_SHORT_READ 64
+
 void rt_range_access(struct valor_thread *th, uintptr_t a, size_t n,
 		     bool is_write, uintptr_t site)
 {
 	uintptr_t end = a + n;
 
-	if (th->mode == THREAD_FAST && end > a)
+	if (th->mode == THREAD_FAST && end > a && !is_write &&
+	    n <= RANGE_SHORT_READ) {
+		/*
+		 * A short read (a word compared, a field copied) a cell at
+		 * a time, as the engine takes it: bytes of the cell the
+		 * newest entry is for join that entry without a call.
+		 */
+		while (a < end && th->mode == THREAD_FAST) {
+			uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
+			enum valor_fast_action act;
+			shadow_word *p = NULL;
+			uint64_t w = 0;
+
+			if (next > end)
+				next = end;
+			act = valor_o_fast_check(th, rt_shadow_top, a, next - a,
+						 false, true, &p, &w);
+			if (act != VALOR_FAST_DONE &&
+			    valor_o_fast_act(th, act, a, next - a, p, w,
+					     site) == VALOR_FAST_MISS)
+				valor_access(th, a, next - a, false, site);
+			a = next;
+		}
+	} else if (th->mode == THREAD_FAST && end > a) {
 		a = walk_cells(th, a, end, is_write, site);
+	}
 	if (a < end)
 		valor_access(th, a, end - a, is_write, site);
 }
