@@ -774,12 +774,7 @@ static bool access_cells(struct valor_thread *th, uintptr_t addr, size_t size,
 		case VALOR_FAST_DONE:
 			continue;
 		case VALOR_FAST_LOG:
-			if (vw_read_of_own_write(th, w)) {
-				valor_o_note_own_read(th, cell, m);
-				continue;
-			}
-			rlog_append(th, cell, w, m, site);
-			rfilter_note(th, cell, m);
+			rlog_take_read(th, cell, w, m, site);
 			continue;
 		case VALOR_FAST_WRITE:
 			if (valor_o_write_first_try(th, p, cell, w, m, site))
@@ -2030,11 +2025,12 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 		 last = (addr + size - 1) >> CELL_SHIFT;
 	uint32_t kept = 0, n;
 
-	/* Bytes the filter holds as reads of our own writes, ours no more. */
-	if (th->rown_hi > first && th->rown_lo <= last)
-		rfilter_invalidate(th);
-	if (!rlog_may_hold(th, first, last))
+	if (!rlog_may_hold(th, first, last)) {
+		/* Filter bytes of reads of our own writes, ours no more. */
+		if (th->rown_hi > first && th->rown_lo <= last)
+			rfilter_invalidate(th);
 		return;
+	}
 	rfilter_invalidate(th);
 	/*
 	 * Cutting grouped cells at both ends of the range takes two more

@@ -430,12 +430,19 @@ static inline void rfilter_note_owned(struct valor_thread *th, uint64_t first,
 		th->rown_hi = end;
 }
 
-/* A read of bytes @m of @cell, which the region owns whole: no entry. */
-static inline void valor_o_note_own_read(struct valor_thread *th, uint64_t cell,
-					 uint8_t m)
+/*
+ * Bytes @m of compact cell @cell, at word @w, read: into the log, or,
+ * for a cell the region owns whole, only into the filter.
+ */
+static inline __attribute__((always_inline)) void
+rlog_take_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
+	       uint64_t site)
 {
+	if (vw_read_of_own_write(th, w))
+		rfilter_note_owned(th, cell, cell + 1);
+	else
+		rlog_append(th, cell, w, m, site);
 	rfilter_note(th, cell, m);
-	rfilter_note_owned(th, cell, cell + 1);
 }
 
 /* Log a read of a compact cell; inline in the runtime's slow path too. */
@@ -443,12 +450,7 @@ static inline __attribute__((always_inline)) int
 valor_o_log_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
 		 uint64_t site)
 {
-	if (vw_read_of_own_write(th, w)) {
-		valor_o_note_own_read(th, cell, m);
-		return 0;
-	}
-	rlog_append(th, cell, w, m, site);
-	rfilter_note(th, cell, m);
+	rlog_take_read(th, cell, w, m, site);
 	return conflict_deliver(th);
 }
 

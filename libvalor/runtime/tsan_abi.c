@@ -188,17 +188,11 @@ static uintptr_t read_cells_one_by_one(struct valor_thread *th, uintptr_t a,
 {
 	while (a < end && th->mode == THREAD_FAST) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
-		enum valor_fast_action act;
-		shadow_word *p = NULL;
-		uint64_t w = 0;
 
 		if (next > end)
 			next = end;
-		act = valor_o_fast_check(th, rt_shadow_top, a, next - a, false,
-					 true, &p, &w);
-		if (act != VALOR_FAST_DONE &&
-		    valor_o_fast_act(th, act, a, next - a, p, w, site) ==
-			    VALOR_FAST_MISS)
+		if (valor_o_fast(th, rt_shadow_top, a, next - a, false, site) ==
+		    VALOR_FAST_MISS)
 			valor_access(th, a, next - a, false, site);
 		a = next;
 	}
