@@ -89,6 +89,7 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 		goto err_sync;
 	arena_init(&ctx->arena);
 	eng_lock_init(&ctx->lock);
+	eng_lock_init(&ctx->zfree_lock);
 	return ctx;
 
 err_sync:

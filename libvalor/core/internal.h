@@ -172,6 +172,11 @@ struct slot {
 	struct slot_occupant *occ;
 	uint32_t nocc, occ_cap;
 	/*
+	 * Valor: the oldest entry of ctx->zfree the occupant may still
+	 * check its reads against, ZFREE_NONE while its read log is empty.
+	 */
+	_Atomic uint64_t zfree_need;
+	/*
 	 * Lines of their own: a slot's write-log head moves with every
 	 * region-first write of its thread, its clock at every region end,
 	 * and FastRCD reads other slots' clocks on every conflict check.
@@ -511,6 +516,8 @@ struct valor_thread {
 	uint8_t wbits_hint[WBITS_LEAVES]; /* by leaf modulo: a guess */
 	uint64_t wbits_lines; /* bits set this region */
 	bool ordered; /* ordering-rule validation done this region */
+	uint64_t zfree_seen; /* ctx->zfree entries checked: all before it */
+	bool zfree_idle; /* our slot's zfree_need is ZFREE_NONE */
 
 	/* FastTrack: this thread's vector clock (own entry == clock). */
 	struct vclock vc;
@@ -528,6 +535,27 @@ struct valor_thread {
 	 */
 	struct rfilter rfilter[];
 };
+
+/*
+ * A free of a large block leaves the words of its cells that no thread
+ * ever wrote (0) as they are, and says so here instead: bumping them,
+ * as a free does any other cell, would copy their shadow pages off the
+ * kernel's zero page, a page of shadow for every 512 bytes freed that
+ * no instrumented code ever wrote (valor.c, "Frees that leave zero
+ * words").  A thread whose log holds a read of such a cell from before
+ * the free reports it when it next looks at the ring: at its next
+ * validation, free or reuse, or log entry at version 0.
+ */
+#define ZFREE_RING 64U
+#define ZFREE_NONE UINT64_MAX
+
+struct zfree {
+	uint64_t lo, hi; /* the freed cells [lo, hi) */
+	struct valor_access_info who; /* the free, as a report names it */
+};
+
+/* Blocks at least this large free lazily (tests lower it to reach it). */
+extern size_t eng_zfree_min;
 
 struct sync_table;
 
@@ -555,6 +583,11 @@ struct valor_ctx {
 	_Atomic uint64_t meddle_waits; /* CASes that waited out a release walk */
 	bool cas_pair; /* eng_cas_pair() works here */
 	uint32_t nroots; /* created without a parent */
+
+	/* Valor: frees that left zero words, a ring (struct zfree). */
+	struct eng_lock zfree_lock; /* freers publishing */
+	_Atomic uint64_t zfree_head; /* entries published so far */
+	struct zfree zfree[ZFREE_RING];
 
 	struct sync_table *sync; /* FastTrack: sync object clocks */
 };

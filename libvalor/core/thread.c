@@ -156,6 +156,7 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 		atomic_store_explicit(&s->wlog, r, memory_order_release);
 	}
 	atomic_store(&s->clock, ctx->p.initial_clock);
+	atomic_store(&s->zfree_need, ZFREE_NONE);
 	s->used = true;
 	return 0;
 }

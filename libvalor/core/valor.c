@@ -1081,6 +1081,182 @@ static void validate_entry(struct valor_thread *th, struct rlog_entry *e,
 	}
 }
 
+/*
+ * --- Frees that leave zero words
+ *
+ * A free is a write of the block: every cell word takes a version past
+ * its last, so that another thread's pending read of the block fails
+ * its validation.  A word no thread ever wrote (0, on a shadow page
+ * that may still be the kernel's zero page) would be copied onto a page
+ * of its own for it: a block that uninstrumented code filled (a
+ * compressor's state inside its library) or that nobody touched cost a
+ * page of shadow per 512 bytes at its free, every time.  So a free of a
+ * large block leaves such words as they are and publishes its range in
+ * a ring instead (struct zfree); a reader checks its log against every
+ * free published after its log's first entry before it validates,
+ * forgets, or logs another read at version 0.  A read in its log of a
+ * cell in the range whose word is still 0 was made before the free and
+ * is reported against it, as the bumped version would have been at
+ * validation.  A read after the free finds the free already checked,
+ * and takes the word as it is: 0, not the version the free would have
+ * given it, which only a later write changes, as it would that version.
+ */
+size_t eng_zfree_min = 64U << 10;
+
+/* The log has no entry: no free from now on concerns what it held. */
+static void zfree_log_empty(struct valor_thread *th)
+{
+	th->zfree_seen = atomic_load_explicit(&th->ctx->zfree_head,
+					      memory_order_acquire);
+	if (!th->zfree_idle) {
+		atomic_store_explicit(&th->ctx->slots[th->slot].zfree_need,
+				      ZFREE_NONE, memory_order_release);
+		th->zfree_idle = true;
+	}
+}
+
+/*
+ * The log's first entry is about to go in: freers must keep the entries
+ * published from now on.  The store and the load of the head are both
+ * sequentially consistent, as a freer's load of zfree_need and store of
+ * the head are: either the freer sees our need, or we see its entry
+ * (and skip it: the log is empty).
+ */
+void valor_o_zfree_log_starts(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+
+	atomic_store_explicit(&ctx->slots[th->slot].zfree_need,
+			      atomic_load_explicit(&ctx->zfree_head,
+						   memory_order_acquire),
+			      memory_order_seq_cst);
+	th->zfree_idle = false;
+	th->zfree_seen =
+		atomic_load_explicit(&ctx->zfree_head, memory_order_seq_cst);
+}
+
+static bool rlog_may_hold(const struct valor_thread *th, uint64_t first,
+			  uint64_t last);
+
+/* Bytes @m of @cell, read by @e, meet free @f: report them. */
+static void zfree_report(struct valor_thread *th, const struct rlog_entry *e,
+			 uint64_t cell, uint8_t m, const struct zfree *f)
+{
+	struct valor_access_info first = {
+		.tid = th->tid,
+		.site = e->site,
+		.region = th->clock,
+		.is_write = false,
+	};
+
+	report(th, &th->lazy, VALOR_CONFLICT_RW, cell, m, &first, &f->who,
+	       true);
+}
+
+/* Whether @cell is in @f's range and its word still 0 (left by the free). */
+static bool zfree_left(struct valor_thread *th, const struct zfree *f,
+		       uint64_t cell)
+{
+	return cell >= f->lo && cell < f->hi &&
+	       !shadow_load(&th->ctx->shadow, cell);
+}
+
+/*
+ * Our reads of cells free @f left at word 0 were made before it: report
+ * them and drop them, as validation drops a read it reports.
+ */
+static void zfree_check(struct valor_thread *th, const struct zfree *f)
+{
+	bool dropped = false;
+
+	if (!rlog_may_hold(th, f->lo, f->hi - 1))
+		return;
+	for (uint32_t i = 0; i < th->rlog_n; i++) {
+		struct rlog_entry *e = &th->rlog[i];
+		uint64_t base = e->cell & ~(uint64_t)(RLOG_GROUP_CELLS - 1);
+
+		if (base + RLOG_GROUP_CELLS <= f->lo || base >= f->hi)
+			continue;
+		if (e->mask && zfree_left(th, f, e->cell)) {
+			zfree_report(th, e, e->cell, e->mask, f);
+			e->mask = 0;
+			dropped = true;
+		}
+		for (unsigned h = 0; h < 2; h++) {
+			uint64_t cells = rlog_more_cells(e->more[h]);
+
+			for (; cells; cells &= cells - 1) {
+				unsigned k =
+					h * 32 + __builtin_ctzll(cells) / 2;
+
+				if (!zfree_left(th, f, base + k))
+					continue;
+				zfree_report(th, e, base + k,
+					     rlog_more_mask(e, k), f);
+				rlog_more_clear(e, k);
+				dropped = true;
+			}
+		}
+	}
+	if (dropped)
+		rfilter_invalidate(th);
+}
+
+/* Check the log against every free published since we last looked. */
+void valor_o_zfree_catch_up(struct valor_thread *th)
+{
+	struct valor_ctx *ctx = th->ctx;
+	uint64_t head =
+		atomic_load_explicit(&ctx->zfree_head, memory_order_acquire);
+
+	for (; th->zfree_seen != head; th->zfree_seen++)
+		if (th->rlog_n)
+			zfree_check(th,
+				    &ctx->zfree[th->zfree_seen % ZFREE_RING]);
+	if (!th->zfree_idle)
+		atomic_store_explicit(&ctx->slots[th->slot].zfree_need, head,
+				      memory_order_release);
+}
+
+/*
+ * Publish a free of cells [@lo, @hi) that will leave zero words; false
+ * when the ring has no entry every thread is done with (the free
+ * then bumps them all).
+ */
+static bool zfree_publish(struct valor_thread *th, uint64_t lo, uint64_t hi,
+			  uint64_t site)
+{
+	struct valor_ctx *ctx = th->ctx;
+	uint64_t head, need = ZFREE_NONE;
+	struct zfree *f;
+
+	eng_lock(&ctx->zfree_lock);
+	head = atomic_load_explicit(&ctx->zfree_head, memory_order_relaxed);
+	for (uint32_t s = 1; s < ctx->nslots && ctx->slots[s].used; s++) {
+		uint64_t n = atomic_load_explicit(&ctx->slots[s].zfree_need,
+						  memory_order_seq_cst);
+
+		if (n < need)
+			need = n;
+	}
+	if (need != ZFREE_NONE && head - need >= ZFREE_RING) {
+		eng_unlock(&ctx->zfree_lock);
+		return false;
+	}
+	f = &ctx->zfree[head % ZFREE_RING];
+	f->lo = lo;
+	f->hi = hi;
+	f->who = (struct valor_access_info){
+		.tid = th->tid,
+		.site = site,
+		.region = th->clock,
+		.is_write = true,
+	};
+	atomic_store_explicit(&ctx->zfree_head, head + 1, memory_order_seq_cst);
+	eng_unlock(&ctx->zfree_lock);
+	return true;
+}
+
 void valor_o_validate(struct valor_thread *th, bool reset)
 {
 	struct rlog_entry split[VALIDATE_SPLITS];
@@ -1097,6 +1273,10 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	 */
 	bool clear_each = reset && th->rlog_n <= RBLOOM_BITS / 64 / 8;
 
+	if (unlikely(atomic_load_explicit(&th->ctx->zfree_head,
+					  memory_order_acquire) !=
+		     th->zfree_seen))
+		valor_o_zfree_catch_up(th);
 	rfilter_invalidate(th);
 	th->rlog_shape++;
 	th->st.validations++;
@@ -1145,6 +1325,8 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 		}
 	}
 	th->rlog_n = kept;
+	if (!kept)
+		zfree_log_empty(th);
 }
 
 /* May the log hold an entry for a cell in [first, last]? */
@@ -2025,6 +2207,10 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 		 last = (addr + size - 1) >> CELL_SHIFT;
 	uint32_t kept = 0, n;
 
+	if (unlikely(atomic_load_explicit(&th->ctx->zfree_head,
+					  memory_order_acquire) !=
+		     th->zfree_seen))
+		valor_o_zfree_catch_up(th);
 	if (!rlog_may_hold(th, first, last)) {
 		/* Filter bytes of reads of our own writes, ours no more. */
 		if (th->rown_hi > first && th->rown_lo <= last)
@@ -2079,7 +2265,10 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 		 uint64_t site)
 {
-	bool eager = false;
+	/* Only whole cells are left: a cell partly freed is kept per byte. */
+	uint64_t lo = (addr + CELL_SIZE - 1) >> CELL_SHIFT,
+		 hi = (addr + size) >> CELL_SHIFT;
+	bool eager = false, lazy;
 	uint8_t m;
 
 	rlog_forget(th, addr, size);
@@ -2091,7 +2280,13 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	 */
 	if (th->mode == THREAD_ALONE)
 		return 0;
+	lazy = size >= eng_zfree_min && lo < hi &&
+	       zfree_publish(th, lo, hi, site);
 	for_each_present_cell(&th->ctx->shadow, addr, size, cell, m) {
+		if (lazy && m == 0xff &&
+		    !atomic_load_explicit(shadow_peek(&th->ctx->shadow, cell),
+					  memory_order_relaxed))
+			continue;
 		if (m == 0xff && free_pair(th, cell, addr + size)) {
 			cell++;
 			continue;
@@ -2230,6 +2425,9 @@ int valor_o_thread_init(struct valor_thread *th)
 		return -ENOMEM;
 	}
 	th->rgen = 1;
+	th->zfree_idle = true;
+	th->zfree_seen = atomic_load_explicit(&th->ctx->zfree_head,
+					      memory_order_acquire);
 	th->shadow_top = th->ctx->shadow.top;
 	th->mode = THREAD_FAST;
 	return 0;
@@ -2238,6 +2436,9 @@ int valor_o_thread_init(struct valor_thread *th)
 void valor_o_thread_fini(struct valor_thread *th)
 {
 	th->mode = THREAD_FULL;
+	atomic_store_explicit(&th->ctx->slots[th->slot].zfree_need, ZFREE_NONE,
+			      memory_order_release);
+	th->zfree_idle = true;
 	eng_free(th->rlog);
 	eng_free(th->rbloom);
 	eng_free(th->rgroup);

@@ -170,6 +170,27 @@ rlog_new_entry(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	return e;
 }
 
+void valor_o_zfree_log_starts(struct valor_thread *th);
+void valor_o_zfree_catch_up(struct valor_thread *th);
+
+/*
+ * Before a read goes into the log: the log's first entry tells freers
+ * from which free on it needs to hear of zero words left behind; a read
+ * at word 0 while such a free waits unchecked checks the log first, so
+ * that only reads from before the free meet it (internal.h, "struct
+ * zfree").  One load and a compare on a read of a never-written cell.
+ */
+static inline __attribute__((always_inline)) void
+zfree_before_append(struct valor_thread *th, uint64_t snap)
+{
+	if (unlikely(!th->rlog_n))
+		valor_o_zfree_log_starts(th);
+	else if (!snap && unlikely(atomic_load_explicit(&th->ctx->zfree_head,
+							memory_order_acquire) !=
+				   th->zfree_seen))
+		valor_o_zfree_catch_up(th);
+}
+
 /* Inline: a region's every first read of a cell comes here. */
 static inline __attribute__((always_inline)) void
 rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
@@ -177,11 +198,14 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 {
 	uint32_t *slot;
 
+	zfree_before_append(th, snap);
 	if (rlog_join_newest(th, cell, snap, m, site) ||
 	    rlog_join_group(th, cell, snap, m, site, &slot))
 		return;
-	if (unlikely(th->rlog_n == th->rlog_cap))
+	if (unlikely(th->rlog_n == th->rlog_cap)) {
 		rlog_make_room(th);
+		zfree_before_append(th, snap); /* emptied by a validation? */
+	}
 	rlog_new_entry(th, cell, snap, m, site, slot);
 }
 
@@ -212,6 +236,7 @@ rlog_append_cells(struct valor_thread *th, uint64_t group, uint64_t cells,
 	uint32_t *slot;
 	unsigned head;
 
+	zfree_before_append(th, snap);
 	if (rlog_join_group(th, cell, snap, 0xff, site, &slot))
 		e = &th->rlog[*slot - 1];
 	else

@@ -30,6 +30,7 @@
 
 #include <valor/engine.h>
 
+#include "../../libvalor/core/internal.h" /* eng_zfree_min */
 #include "oracle.h"
 #include "trace.h"
 #include "tracegen.h"
@@ -96,12 +97,18 @@ struct coverage {
 	size_t strided_first; /* first conflicts a strided access took part in */
 	size_t swept_first; /* ... that an access of the sweep area took part in */
 	size_t optional_left; /* traces whose engine left out optional keys */
+	size_t lazy_free_rw; /* read-write reports of a free left lazy */
 	size_t bad;
 };
 
 static bool is_strided(const struct valor_event *e)
 {
 	return e->kind == VALOR_EV_ACCESS && (e->flags & VALOR_EVF_STRIDED);
+}
+
+static bool is_free(const struct valor_event *e)
+{
+	return e->kind == VALOR_EV_FREE || e->kind == VALOR_EV_MUNMAP;
 }
 
 static bool in_sweep_area(const struct valor_event *e)
@@ -400,8 +407,13 @@ static enum outcome compare(const struct config *cfg,
 			for (size_t i = 0; i < o.nkeys; i++)
 				cov->keys[o.keys[i].kind]++;
 			cov->optional_left += nmine < o.nkeys;
-			for (size_t i = 0; i < tr.n; i++)
+			for (size_t i = 0; i < tr.n; i++) {
 				cov->reports[tr.v[i].c.kind]++;
+				cov->lazy_free_rw +=
+					tr.v[i].c.kind == VALOR_CONFLICT_RW &&
+					is_free(&ev[o.first]) &&
+					eng_zfree_min == 1;
+			}
 		}
 	}
 	if (res != MATCH && verbose) {
@@ -556,6 +568,7 @@ static void run_config(struct __test_metadata *_metadata,
 	uint64_t traces = env_u64("VALOR_DIFF_TRACES", DEFAULT_TRACES, NULL);
 	uint64_t only = env_u64("VALOR_DIFF_ONLY", 0, &only_set);
 	uint64_t from = only_set ? only : 0, to = only_set ? only + 1 : traces;
+	size_t zfree_min_default = eng_zfree_min;
 
 	if (!config_selected(cfg))
 		SKIP(return, "not in VALOR_DIFF_CONFIGS");
@@ -571,6 +584,12 @@ static void run_config(struct __test_metadata *_metadata,
 
 		if (cfg->analysis == VALOR_ANALYSIS_VALOR)
 			share_read_sites(ev, n, seed);
+		/*
+		 * Every other trace frees lazily whatever the size, so that
+		 * the ring of frees that leave zero words (internal.h,
+		 * "struct zfree") meets the oracle too.
+		 */
+		eng_zfree_min = i % 2 ? 1 : zfree_min_default;
 		res = compare(cfg, &p, ev, n, false, &cov);
 
 		cov.traces++;
@@ -606,6 +625,10 @@ static void run_config(struct __test_metadata *_metadata,
 	printf("# %s: traces whose reads of the region's own writes "
 	       "went unlogged (optional keys left out): %zu\n",
 	       cfg->name, cov.optional_left);
+	printf("# %s: read-write reports against a free that left zero "
+	       "words: %zu\n",
+	       cfg->name, cov.lazy_free_rw);
+	eng_zfree_min = zfree_min_default;
 	if (cov.bad)
 		TH_LOG("%s: %zu of %zu traces differ from the oracle (seed "
 		       "0x%llx)",
@@ -627,6 +650,9 @@ static void run_config(struct __test_metadata *_metadata,
 	/* So were strided accesses, in conflicts, and sweeps of many cells. */
 	EXPECT_LT((size_t)0, cov.strided_first);
 	EXPECT_LT((size_t)0, cov.swept_first);
+	/* Valor's reads met frees that left zero words. */
+	if (cfg->analysis == VALOR_ANALYSIS_VALOR)
+		EXPECT_LT((size_t)0, cov.lazy_free_rw);
 }
 
 TEST(valor_rfr)

@@ -1014,6 +1014,71 @@ TEST_F(two_roots, reread_of_logged_bytes_is_reported_at_validation)
 }
 
 /*
+ * A free of a large block leaves the words of cells no thread wrote at
+ * version 0 (their shadow pages may stay the kernel's zero page) and
+ * bumps the others.  A read of a left cell from before the free is
+ * reported against the free, as the bump would have been at validation:
+ * here sooner, when the reader next logs a read at version 0 and looks
+ * at the free first.  That read, after the free, is not reported.
+ */
+TEST_F(two_roots,
+       a_large_free_leaves_unwritten_cells_and_reports_reads_before_it)
+{
+	const uint64_t B = X + (1ULL << 20), size = 128 << 10;
+
+	EXPECT_EQ(0, valor_access(self->t1, B + 0x1000, 8, false, 1));
+	EXPECT_EQ(0, valor_access(self->t2, B + 0x2000, 8, true, 2));
+	EXPECT_EQ(0, valor_region_end(self->t2));
+	EXPECT_EQ(0, valor_free(self->t2, B, size, 3));
+	EXPECT_EQ(0, valor_shadow_version(self->ctx, B + 0x1000));
+	EXPECT_EQ(2, valor_shadow_version(self->ctx, B + 0x2000));
+	EXPECT_EQ(1, valor_access(self->t1, B + 0x3000, 8, false, 4));
+	EXPECT_EQ(0, valor_region_end(self->t1));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[0].kind);
+	EXPECT_EQ(B + 0x1000, self->s.v[0].addr);
+	EXPECT_EQ(8, self->s.v[0].size);
+	EXPECT_EQ(1, self->s.v[0].first.site);
+	EXPECT_EQ(3, self->s.v[0].second.site);
+	EXPECT_TRUE(self->s.v[0].second.is_write);
+	EXPECT_EQ(valor_thread_id(self->t2), self->s.v[0].second.tid);
+	/* A new region's read of a left cell is a read like any other. */
+	EXPECT_EQ(0, valor_access(self->t1, B + 0x1000, 8, false, 5));
+	EXPECT_EQ(0, valor_region_end(self->t1));
+	EXPECT_EQ(1, self->s.n);
+}
+
+/*
+ * The frees published for a reader that has not looked at them yet are
+ * kept: past 64 of them, a large free bumps every cell as a small one
+ * does, and the reader's earlier reads are reported either way.
+ */
+TEST_F(two_roots, a_reader_behind_on_64_large_frees_makes_the_next_bump_all)
+{
+	const uint64_t B = X + (1ULL << 20), size = 64 << 10;
+	const uint64_t last = B + 64 * size;
+
+	EXPECT_EQ(0, valor_access(self->t1, B, 8, false, 1));
+	EXPECT_EQ(0, valor_access(self->t1, last, 8, false, 2));
+	for (uint64_t i = 0; i <= 64; i++)
+		EXPECT_EQ(0, valor_free(self->t2, B + i * size, size, 10 + i));
+	EXPECT_EQ(0, valor_shadow_version(self->ctx, B));
+	EXPECT_EQ(1, valor_shadow_version(self->ctx, last));
+	EXPECT_EQ(2, valor_region_end(self->t1));
+	ASSERT_EQ(2, self->s.n);
+	for (size_t i = 0; i < 2; i++) {
+		const struct valor_conflict *c = &self->s.v[i];
+
+		EXPECT_EQ(VALOR_CONFLICT_RW, c->kind);
+		EXPECT_EQ(c->addr == B ? 1 : 2, c->first.site);
+		EXPECT_EQ(c->addr == B ? 10 : 74, c->second.site);
+	}
+	/* With t1's log empty, the ring is free again. */
+	EXPECT_EQ(0, valor_free(self->t2, B, size, 80));
+	EXPECT_EQ(0, valor_shadow_version(self->ctx, B));
+}
+
+/*
  * A read-modify-write of the two ints of a cell (read one, write it,
  * read the other, write it: a loop updating an int array) logs the cell
  * once when one site reads both, written before or never: the second

@@ -77,6 +77,7 @@
 	X(lard_allocator_lock_race, "c")   \
 	X(lard_malloc_free_reuse, "c")     \
 	X(lard_thread_identity, "c")       \
+	X(large_free_while_reading, "c")   \
 	X(lockfree_queue, "c")             \
 	X(long_region_read, "c")           \
 	X(long_region_write, "c")          \
