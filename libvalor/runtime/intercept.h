@@ -294,6 +294,8 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 	X(fwrite, fwrite, NULL, 0)                 \
 	X(fflush, fflush, NULL, 0)                 \
 	X(fclose, fclose, NULL, 0)                 \
+	X(freopen, freopen, NULL, 0)               \
+	X(freopen64, freopen64, NULL, 1)           \
 	X(perror, perror, NULL, 0)
 
 #define RT_REAL_FUNCS(X)       \

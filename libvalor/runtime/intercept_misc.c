@@ -834,6 +834,37 @@ RT_INTERCEPTOR int fclose(FILE *f)
 	return RT_REAL(fclose)(f);
 }
 
+/*
+ * freopen(3) of standard error closes and opens its descriptor inside
+ * libc, where close(2) is not intercepted: the log follows the stream,
+ * as it follows a dup2(2) (report_log.c).
+ */
+RT_INTERCEPTOR FILE *freopen(const char *path, const char *mode, FILE *f)
+{
+	FILE *r;
+
+	before_output();
+	r = RT_REAL(freopen)(path, mode, f);
+	if (r)
+		rt_log_fd_replaced(fileno(r));
+	return r;
+}
+
+RT_INTERCEPTOR FILE *freopen64(const char *path, const char *mode, FILE *f)
+{
+	FILE *r;
+
+	if (!RT_REAL(freopen64)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	before_output();
+	r = RT_REAL(freopen64)(path, mode, f);
+	if (r)
+		rt_log_fd_replaced(fileno(r));
+	return r;
+}
+
 RT_INTERCEPTOR void perror(const char *s)
 {
 	before_output();

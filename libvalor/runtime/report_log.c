@@ -14,7 +14,9 @@
  *     onto 2 takes the reports along, as under ThreadSanitizer, so a
  *     harness that captures the program's stderr captures them too).
  *     Once the program closes it (close(2), fclose(3), close_range(2);
- *     the interceptors tell us), what is left goes to
+ *     the interceptors tell us; a close they do not see, a raw system
+ *     call, shows as another file behind the number, or none, at the
+ *     next write, which checks its identity), what is left goes to
  *     $TMPDIR/valor.PID.log (/tmp without TMPDIR), until a dup2(2) or
  *     dup3(2) onto the number gives the program a standard error again.
  *     No descriptor of the program's is held open behind its back: a
@@ -50,6 +52,9 @@ static int log_fd = 2;
 /* 1 or 2 while the log is standard output or error (error until opened). */
 static int log_std_fd = 2;
 static atomic_bool log_std_gone; /* the program closed log_std_fd */
+/* What log_std_fd was when we last knew the program had it. */
+static dev_t std_dev;
+static ino_t std_ino;
 static bool log_known; /* log_dev and log_ino say what log_fd must be */
 static dev_t log_dev;
 static ino_t log_ino;
@@ -103,8 +108,12 @@ void rt_log_open(void)
 
 		log_std_fd = log_fd = !strcmp(p, "stderr") ? 2 : 1;
 		/* Started without it: the first write goes to the fallback. */
-		if (fstat(log_fd, &st))
+		if (fstat(log_fd, &st)) {
 			atomic_store(&log_std_gone, true);
+			return;
+		}
+		std_dev = st.st_dev;
+		std_ino = st.st_ino;
 		return;
 	}
 	if (n > 3 && !strcmp(p + n - 3, ".%p"))
@@ -129,8 +138,30 @@ void rt_log_fd_closing(int fd)
 
 void rt_log_fd_replaced(int fd)
 {
-	if (fd >= 0 && fd == log_std_fd)
-		atomic_store(&log_std_gone, false);
+	struct stat st;
+
+	if (fd < 0 || fd != log_std_fd || fstat(fd, &st))
+		return;
+	rt_lock(&log_lock);
+	std_dev = st.st_dev;
+	std_ino = st.st_ino;
+	rt_unlock(&log_lock);
+	atomic_store(&log_std_gone, false);
+}
+
+/*
+ * Whether standard error (or output) is still the file we last knew:
+ * a close by a raw system call, which no interceptor sees, followed by
+ * an open that took the number, must not send reports into the
+ * program's file.  Redirections the interceptors see (dup2(2), dup3(2),
+ * freopen(3)) update what we know first.  log_lock held.
+ */
+static bool std_still_ours(void)
+{
+	struct stat st;
+
+	return !fstat(log_std_fd, &st) && st.st_dev == std_dev &&
+	       st.st_ino == std_ino;
 }
 
 /*
@@ -141,9 +172,14 @@ static int log_target(void)
 {
 	int fd;
 
-	if (log_std_fd >= 0 && !atomic_load(&log_std_gone))
-		return log_std_fd;
 	rt_lock(&log_lock);
+	if (log_std_fd >= 0 && !atomic_load(&log_std_gone)) {
+		if (std_still_ours()) {
+			rt_unlock(&log_lock);
+			return log_std_fd;
+		}
+		atomic_store(&log_std_gone, true);
+	}
 	if (!log_is(log_fd)) {
 		if (!log_path[0])
 			snprintf(log_path, sizeof(log_path), "%s/valor.%d.log",

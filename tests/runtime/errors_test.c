@@ -837,8 +837,41 @@ static void run_lost_log(struct __test_metadata *_metadata, const struct env *e,
 }
 
 /*
+ * lost_log (@bin) reopens its stderr on @data with freopen(3): the
+ * report must follow stderr into @data, after the program's own line,
+ * and nothing go to the fallback in @dir.
+ */
+static void run_freopen_log(struct __test_metadata *_metadata,
+			    const struct env *e, const char *bin,
+			    const char *data, const char *dir)
+{
+	static const char own[] = "the program's own line\n";
+	char *argv[] = { (char *)bin, (char *)data, "freopen", NULL };
+	char tmpdir[PATH_MAX + 8], d[128];
+	char *env_set[] = { tmpdir, NULL };
+	struct run_result r;
+	char *text;
+
+	pathf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
+	run(_metadata, e, "lost_log", argv, env_set, &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("%s", run_result_describe(&r, d, sizeof(d)));
+	run_result_free(&r);
+	text = read_file(data, NULL);
+	ASSERT_NE(NULL, text);
+	EXPECT_EQ(0, strncmp(text, own, sizeof(own) - 1)) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "lost_log.c")) TH_LOG("%s", text);
+	free(text);
+	text = take_fallback_log(dir);
+	EXPECT_EQ(NULL, text) TH_LOG("went to the fallback: %s", text);
+	free(text);
+}
+
+/*
  * lost_log.c closes stderr, and a file it opens takes number 2: the
- * report goes to $TMPDIR/valor.PID.log, not into the program's file.
+ * report goes to $TMPDIR/valor.PID.log, not into the program's file,
+ * also when the close was a raw system call; a freopen(3) of stderr
+ * takes the reports along.
  * With log_path a file whose descriptor the program closes (with every
  * other above 2), the log is opened again by its path.
  */
@@ -864,6 +897,16 @@ TEST_F_TIMEOUT(errors, a_log_the_program_took_is_never_written_over, 120)
 	EXPECT_NE(NULL, strstr(text, "conflict")) TH_LOG("%s", text);
 	EXPECT_NE(NULL, strstr(text, "lost_log.c")) TH_LOG("%s", text);
 	free(text);
+
+	/* A close no interceptor saw: the file behind 2 is not stderr. */
+	run_lost_log(_metadata, &self->e, bin, data, "raw", "", dir);
+	text = take_fallback_log(dir);
+	ASSERT_NE(NULL, text) TH_LOG("no valor.*.log in %s", dir);
+	EXPECT_NE(NULL, strstr(text, "lost_log.c")) TH_LOG("%s", text);
+	free(text);
+
+	/* freopen(3) of stderr: the reports follow the stream. */
+	run_freopen_log(_metadata, &self->e, bin, data, dir);
 
 	unlink(log);
 	pathf(opts, sizeof(opts), "log_path=%s", log);
