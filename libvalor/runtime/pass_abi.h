@@ -38,6 +38,11 @@
 
 extern const int VALOR_PASS_ABI_SYMBOL;
 
+_Static_assert(offsetof(struct valor_thread, rfilter) ==
+		       VALOR_PASS_ABI_THREAD_BYTES,
+	       "struct valor_thread changed: bump VALOR_PASS_ABI_VERSION "
+	       "and set VALOR_PASS_ABI_THREAD_BYTES (pass_abi_version.h)");
+
 /* The out-of-line paths of the inlined check (tsan_access.h's). */
 void __valor_pass_read_first(uintptr_t addr, uint8_t m, uint64_t w);
 void __valor_pass_access_slow(uintptr_t addr, size_t size,

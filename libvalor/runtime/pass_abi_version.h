@@ -7,8 +7,15 @@
 #ifndef VALOR_RUNTIME_PASS_ABI_VERSION_H
 #define VALOR_RUNTIME_PASS_ABI_VERSION_H
 
-#define VALOR_PASS_ABI_VERSION 3
-#define VALOR_PASS_ABI_SYMBOL __valor_pass_abi_v3
-#define VALOR_PASS_ABI_SYMBOL_NAME "__valor_pass_abi_v3"
+#define VALOR_PASS_ABI_VERSION 4
+#define VALOR_PASS_ABI_SYMBOL __valor_pass_abi_v4
+#define VALOR_PASS_ABI_SYMBOL_NAME "__valor_pass_abi_v4"
+
+/*
+ * Where struct valor_thread's read filter starts in this version (on
+ * LP64): pass_abi.h stops the build when a change to the structure
+ * moves it, the reminder to bump the version and to set this anew.
+ */
+#define VALOR_PASS_ABI_THREAD_BYTES 456
 
 #endif /* VALOR_RUNTIME_PASS_ABI_VERSION_H */

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../libvalor/runtime/pass_abi_version.h"
 #include "kselftest_harness.h"
 #include "json_lines.h"
 #include "reports.h"
@@ -320,7 +321,7 @@ TEST_F_TIMEOUT(shapes, checks_are_inlined_by_default, 120)
 	ASSERT_TRUE(compile_ir(_metadata, self, "inlined", NULL));
 	EXPECT_EQ(NULL, strstr(self->ir, "@__valor_check_"));
 	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_read_first("));
-	EXPECT_NE(NULL, strstr(self->ir, "@__valor_pass_abi_v3 "));
+	EXPECT_NE(NULL, strstr(self->ir, "@" VALOR_PASS_ABI_SYMBOL_NAME " "));
 	EXPECT_LT(0, count_in(self->ir, "reread", "@rt_cur_vt"));
 }
 
