@@ -70,6 +70,7 @@ struct cc_args {
 	bool user_g; /* -g*, but -g0 counts too: it is a choice */
 	bool user_frame_pointer; /* -f[no-]omit-frame-pointer */
 	bool user_entry_exit; /* the tsan entry/exit parameter itself */
+	bool openmp; /* -fopenmp (-fopenmp=LIB): OpenMP, not just its simd */
 };
 
 /* ---- the argument vector we build ---- */
@@ -517,6 +518,10 @@ static void scan_args(int argc, char **argv, struct cc_args *ca)
 			ca->user_frame_pointer = true;
 		else if (strstr(a, "tsan-instrument-func-entry-exit"))
 			ca->user_entry_exit = true;
+		else if (!strcmp(a, "-fopenmp") || !strncmp(a, "-fopenmp=", 9))
+			ca->openmp = true;
+		else if (!strcmp(a, "-fno-openmp"))
+			ca->openmp = false;
 	}
 }
 
@@ -683,8 +688,19 @@ static void add_compile_flags(const struct cc_config *cfg,
 	}
 }
 
-static void add_runtime(const struct cc_config *cfg, struct argv_buf *out)
+static void add_runtime(const struct cc_config *cfg, const struct cc_args *ca,
+			struct argv_buf *out)
 {
+	/*
+	 * The runtime defines libgomp's entry points (intercept_omp.c), so
+	 * a program whose only OpenMP calls are GOMP_* would lose libgomp
+	 * to --as-needed, and with it the functions behind them.
+	 */
+	if (ca->openmp && cfg->family == FAMILY_GCC) {
+		push(out, "-Wl,--push-state,--no-as-needed");
+		push(out, "-lgomp");
+		push(out, "-Wl,--pop-state");
+	}
 	push(out, "-Wl,--whole-archive");
 	push(out, runtime_file(cfg, "libvalor-rt.a"));
 	push(out, "-Wl,--no-whole-archive");
@@ -743,7 +759,7 @@ static int build_and_exec(struct cc_config *cfg, int argc, char **argv)
 	if (linking && cfg->family == FAMILY_CLANG)
 		push(&out, "-fno-sanitize-link-runtime");
 	if (executable)
-		add_runtime(cfg, &out);
+		add_runtime(cfg, &ca, &out);
 
 	if (cfg->verbose)
 		print_command(cfg, out.v);
