@@ -26,6 +26,7 @@ PACKAGES=(
 	clang		# valor cc --compiler=clang; the corpus is built with both
 	clang-14	# the clang the tests name (Debian 12's default clang)
 	llvm-14-dev	# LLVM's headers and llvm-config-14, for the pass plugin
+	libomp-14-dev	# clang's OpenMP runtime, for the OpenMP tests (omp_tool.c)
 	linux-headers-amd64	# valor.ko is built against it; it names the guest kernel
 	gcc-12		# the compiler Debian's 6.1 kernel and its Kbuild use
 	perl		# the kernel's checkpatch.pl (make checkpatch)

@@ -1472,23 +1472,55 @@ TEST_F_TIMEOUT(toolchain, instrumented_shared_library, 120)
 }
 
 /*
- * OpenMP with GCC's libgomp: its pool threads take each parallel
- * region's work and wait with futexes of their own, so the runtime
- * takes the ordering from libgomp's entry points (intercept_omp.c).
- * omp_phases.c uses every construct that orders something; before, it
- * reported 38 to 60 conflicts per run under the three analyses (gcc's
- * libtsan: 18), now none.  omp_racy.c's race between the team's two
- * threads is still found.  GCC only: clang's OpenMP is libomp, whose
- * entry points the runtime does not know.
+ * OpenMP: its runtime's pool threads take each parallel region's work
+ * and wait with futexes of their own.  With gcc the runtime takes the
+ * ordering from libgomp's entry points (intercept_omp.c), with clang
+ * from libomp's tools interface, OMPT (omp_tool.c).  omp_phases.c uses
+ * every construct that orders something; before, it reported 38 to 60
+ * conflicts per run under the three analyses built by gcc (libtsan:
+ * 18) and 21 built by clang, now none.  omp_racy.c's race between the
+ * team's two threads is still found.
  */
 FIXTURE(openmp)
 {
 	struct env e;
 };
 
+FIXTURE_VARIANT(openmp)
+{
+	const char *compiler;
+	const char *abi; /* valor cc's --abi=, NULL for the default */
+	const char *build; /* build/runtime-tests/<build> */
+	/* clang makes a long double atomic a call into libatomic */
+	const char *libs;
+};
+
+FIXTURE_VARIANT_ADD(openmp, gcc){
+	.compiler = "gcc",
+	.build = "gcc",
+	.libs = "-lm",
+};
+
+FIXTURE_VARIANT_ADD(openmp, clang_pass){
+	.compiler = "clang",
+	.build = "clang",
+	.libs = "-latomic",
+};
+
+FIXTURE_VARIANT_ADD(openmp, clang_tsan){
+	.compiler = "clang",
+	.abi = "--abi=tsan",
+	.build = "clang-tsan",
+	.libs = "-latomic",
+};
+
 FIXTURE_SETUP(openmp)
 {
-	ASSERT_TRUE(env_setup(_metadata, &self->e, "gcc", NULL, "gcc"));
+	ASSERT_TRUE(command_exists(variant->compiler))
+	TH_LOG("%s is not installed (tools/install-deps.sh installs it)",
+	       variant->compiler);
+	ASSERT_TRUE(env_setup(_metadata, &self->e, variant->compiler,
+			      variant->abi, variant->build));
 }
 
 FIXTURE_TEARDOWN(openmp)
@@ -1504,7 +1536,7 @@ TEST_F_TIMEOUT(openmp, constructs_that_order_are_synchronization, 180)
 
 	ASSERT_TRUE(valor_cc(_metadata, &self->e, "omp_phases", "-fopenmp",
 			     "-O1", "-o", "$O/omp_phases", "$P/omp_phases.c",
-			     NULL));
+			     variant->libs, NULL));
 	pathf(bin, sizeof(bin), "%s/omp_phases", self->e.out);
 	for (size_t a = 0; a < 3; a++) {
 		for (int i = 0; i < 3; i++) {
@@ -1524,7 +1556,7 @@ TEST_F_TIMEOUT(openmp, constructs_that_order_are_synchronization, 180)
 
 TEST_F_TIMEOUT(openmp, a_race_in_a_parallel_region_is_found, 120)
 {
-	char bin[PATH_MAX], opts[64], want[64], d[128];
+	char bin[PATH_MAX], opts[64], want1[64], want2[64], d[128];
 	int first = line_of(&self->e, "omp_racy.c", "the first write");
 	int second = line_of(&self->e, "omp_racy.c", "the second write");
 	struct run_result r;
@@ -1535,18 +1567,29 @@ TEST_F_TIMEOUT(openmp, a_race_in_a_parallel_region_is_found, 120)
 			     "-iquote", "$I", "-o", "$O/omp_racy",
 			     "$P/omp_racy.c", "$S", NULL));
 	pathf(bin, sizeof(bin), "%s/omp_racy", self->e.out);
-	pathf(want, sizeof(want),
-	      "omp_racy.c:%d in main._omp_fn.0 / "
-	      "omp_racy.c:%d",
-	      first, second);
+	pathf(want1, sizeof(want1), "SUMMARY: valor: write-write");
+	pathf(want2, sizeof(want2), "omp_racy.c:%d in ", first);
 	for (size_t a = 0; a < 3; a++) {
+		char *summary;
+
 		pathf(opts, sizeof(opts), "analysis=%s", all_analyses[a]);
 		run_with_options(_metadata, &self->e, bin, opts, &r);
 		EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
 		TH_LOG("%s: %s", all_analyses[a],
 		       run_result_describe(&r, d, sizeof(d)));
-		EXPECT_NE(NULL, strstr(r.output, want))
-		TH_LOG("%s: no '%s' in %s", all_analyses[a], want, r.output);
+		summary = strstr(r.output, want1);
+		EXPECT_NE(NULL, summary)
+		TH_LOG("%s: no write-write report in %s", all_analyses[a],
+		       r.output);
+		if (summary) {
+			char tail[32];
+
+			EXPECT_NE(NULL, strstr(summary, want2))
+			TH_LOG("%s: %s", all_analyses[a], summary);
+			pathf(tail, sizeof(tail), "omp_racy.c:%d", second);
+			EXPECT_NE(NULL, strstr(summary, tail))
+			TH_LOG("%s: %s", all_analyses[a], summary);
+		}
 		run_result_free(&r);
 	}
 }
