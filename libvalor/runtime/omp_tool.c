@@ -24,8 +24,8 @@
  * A region's objects are keyed by the encountering task's ompt_data_t
  * (omp_parallel_begin() says why), which the region's data and each of
  * its implicit tasks carry: the end events of an implicit barrier may
- * not name the region.
- * Tasks are not modelled, as with libgomp.
+ * not name the region.  Explicit tasks and their dependences are
+ * events too (omp_task_create() and below); under libgomp they are not.
  *
  * The types are the OMPT ABI of OpenMP 5.0 (omp-tools.h, which only
  * clang's resource directory has), declared here for gcc.
@@ -57,7 +57,10 @@ typedef struct {
 enum {
 	OMPT_CALLBACK_PARALLEL_BEGIN = 3,
 	OMPT_CALLBACK_PARALLEL_END = 4,
+	OMPT_CALLBACK_TASK_CREATE = 5,
+	OMPT_CALLBACK_TASK_SCHEDULE = 6,
 	OMPT_CALLBACK_IMPLICIT_TASK = 7,
+	OMPT_CALLBACK_DEPENDENCES = 18,
 	OMPT_CALLBACK_MUTEX_RELEASED = 17,
 	OMPT_CALLBACK_SYNC_REGION = 23,
 	OMPT_CALLBACK_MUTEX_ACQUIRED = 27,
@@ -72,10 +75,33 @@ static bool omp_is_barrier(int kind)
 }
 
 #define OMPT_TASK_INITIAL 1 /* implicit_task flags: the thread's own */
+#define OMPT_TASK_EXPLICIT 4 /* task_create flags */
+#define OMPT_TASK_COMPLETE 1 /* task_schedule's prior status */
+#define OMPT_TASK_LATE_FULFILL 6
+#define OMPT_SYNC_TASKWAIT 5
+#define OMPT_SYNC_TASKGROUP 6
+#define OMPT_DEPENDENCE_SOURCE 5 /* doacross loops: not a task's */
+#define OMPT_DEPENDENCE_SINK 6
 #define OMPT_SET_ALWAYS 5
 
-#define FORK(pd) ((uintptr_t)(pd))
-#define BARRIER(pd) ((uintptr_t)(pd) + 1)
+typedef struct {
+	ompt_data_t variable;
+	int type;
+} ompt_dependence_t;
+
+/*
+ * Objects, all within one ompt_data_t (8 bytes) so that two data never
+ * share one: a region's fork and barrier (the encountering task's
+ * data), a task's start, and the completion of a task's children.
+ */
+#define FORK(d) ((uintptr_t)(d))
+#define BARRIER(d) ((uintptr_t)(d) + 1)
+#define TASK_START(d) ((uintptr_t)(d) + 2)
+#define CHILDREN_DONE(d) ((uintptr_t)(d) + 3)
+#define TASK_MEMORY(d) ((uintptr_t)(d) + 4)
+
+/* The region whose implicit task the thread runs (its barrier's key). */
+static __thread void *omp_region __attribute__((tls_model("initial-exec")));
 
 /*
  * libomp hands parallel_begin a region's data on the encountering
@@ -110,21 +136,125 @@ static void omp_implicit_task(int endpoint, ompt_data_t *parallel,
 		return;
 	if (endpoint == OMPT_SCOPE_BEGIN && parallel->ptr) {
 		task->ptr = parallel->ptr;
+		omp_region = task->ptr;
 		rt_acquire(FORK(task->ptr));
 	} else if (endpoint == OMPT_SCOPE_END && task->ptr) {
 		rt_release(BARRIER(task->ptr));
 		task->ptr = NULL;
+		omp_region = NULL;
+	}
+}
+
+/*
+ * Explicit tasks.  The creator releases the task's start object, which
+ * the task acquires when it first runs; a completed task releases its
+ * parent's children object, which the parent's taskwait (or taskgroup)
+ * acquires, and its team's barrier object, since the barrier that ends
+ * a region waits for its tasks too (a thread may run them inside the
+ * barrier, after its own release).  A task with dependences acquires
+ * each dependence's variable when it starts and releases it when it
+ * completes: a task depending on another's output runs after it.  That
+ * orders tasks that only read a variable after one another as well,
+ * which can hide a race between them, never report a false one.
+ * Taskgroups wait for every descendant; only children are ordered here.
+ * libomp keeps finished tasks' memory for new ones, through lists of
+ * its own: a completed task releases its memory's object (its data's
+ * address) and a task created at the same address acquires it before
+ * its creator writes its firstprivate copies there.
+ *
+ * An explicit task's data points at a struct omp_task with its lowest
+ * bit set; an implicit task's holds its region's key, an aligned
+ * pointer.
+ */
+struct omp_task {
+	ompt_data_t *parent;
+	int ndeps;
+	uintptr_t deps[];
+};
+
+static struct omp_task *omp_task_of(const ompt_data_t *d)
+{
+	return d && (d->value & 1) ? (struct omp_task *)(d->value - 1) : NULL;
+}
+
+static void omp_task_create(ompt_data_t *parent, const void *frame,
+			    ompt_data_t *task, int flags, int has_deps,
+			    const void *ra)
+{
+	struct omp_task *t;
+
+	(void)frame, (void)has_deps, (void)ra;
+	if (!(flags & OMPT_TASK_EXPLICIT))
+		return;
+	t = __libc_malloc(sizeof(*t));
+	if (!t)
+		return;
+	t->parent = parent;
+	t->ndeps = 0;
+	task->value = (uint64_t)(uintptr_t)t | 1;
+	rt_acquire(TASK_MEMORY(task));
+	rt_release(TASK_START(task));
+}
+
+static void omp_dependences(ompt_data_t *task, const ompt_dependence_t *deps,
+			    int ndeps)
+{
+	struct omp_task *t = omp_task_of(task), *grown;
+	int n = 0;
+
+	if (!t || ndeps <= 0)
+		return;
+	grown = __libc_realloc(t,
+			       sizeof(*t) + (size_t)ndeps * sizeof(uintptr_t));
+	if (!grown)
+		return;
+	for (int i = 0; i < ndeps; i++)
+		if (deps[i].type != OMPT_DEPENDENCE_SOURCE &&
+		    deps[i].type != OMPT_DEPENDENCE_SINK)
+			grown->deps[n++] = (uintptr_t)deps[i].variable.ptr;
+	grown->ndeps = n;
+	task->value = (uint64_t)(uintptr_t)grown | 1;
+}
+
+static void omp_task_schedule(ompt_data_t *prior, int status, ompt_data_t *next)
+{
+	struct omp_task *t = omp_task_of(prior);
+
+	if (t && (status == OMPT_TASK_COMPLETE ||
+		  status == OMPT_TASK_LATE_FULFILL)) {
+		for (int i = 0; i < t->ndeps; i++)
+			rt_release(t->deps[i]);
+		rt_release(CHILDREN_DONE(t->parent));
+		if (omp_region)
+			rt_release(BARRIER(omp_region));
+		rt_release(TASK_MEMORY(prior));
+		prior->value = 0;
+		__libc_free(t);
+	}
+	t = omp_task_of(next);
+	if (t) {
+		/* Again when it resumes after a yield: no harm. */
+		rt_acquire(TASK_START(next));
+		for (int i = 0; i < t->ndeps; i++)
+			rt_acquire(t->deps[i]);
 	}
 }
 
 static void omp_sync_region(int kind, int endpoint, ompt_data_t *parallel,
 			    ompt_data_t *task, const void *ra)
 {
-	void *region = task && task->ptr ? task->ptr :
-		       parallel		 ? parallel->ptr :
-					   NULL;
+	void *region = NULL;
 
 	(void)ra;
+	if ((kind == OMPT_SYNC_TASKWAIT || kind == OMPT_SYNC_TASKGROUP) &&
+	    endpoint == OMPT_SCOPE_END && task) {
+		rt_acquire(CHILDREN_DONE(task));
+		return;
+	}
+	if (task && task->ptr && !omp_task_of(task))
+		region = task->ptr;
+	else if (parallel)
+		region = parallel->ptr;
 	if (!omp_is_barrier(kind) || !region)
 		return;
 	if (endpoint == OMPT_SCOPE_BEGIN)
@@ -207,6 +337,10 @@ static int omp_tool_init(ompt_function_lookup_t lookup, int device,
 		  (ompt_callback_t)omp_parallel_end },
 		{ OMPT_CALLBACK_IMPLICIT_TASK,
 		  (ompt_callback_t)omp_implicit_task },
+		{ OMPT_CALLBACK_TASK_CREATE, (ompt_callback_t)omp_task_create },
+		{ OMPT_CALLBACK_TASK_SCHEDULE,
+		  (ompt_callback_t)omp_task_schedule },
+		{ OMPT_CALLBACK_DEPENDENCES, (ompt_callback_t)omp_dependences },
 		{ OMPT_CALLBACK_SYNC_REGION, (ompt_callback_t)omp_sync_region },
 		{ OMPT_CALLBACK_MUTEX_ACQUIRED,
 		  (ompt_callback_t)omp_mutex_acquired },
