@@ -1273,9 +1273,7 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 	 */
 	bool clear_each = reset && th->rlog_n <= RBLOOM_BITS / 64 / 8;
 
-	if (unlikely(atomic_load_explicit(&th->ctx->zfree_head,
-					  memory_order_acquire) !=
-		     th->zfree_seen))
+	if (zfree_pending(th))
 		valor_o_zfree_catch_up(th);
 	rfilter_invalidate(th);
 	th->rlog_shape++;
@@ -2207,9 +2205,7 @@ static void rlog_forget(struct valor_thread *th, uint64_t addr, uint64_t size)
 		 last = (addr + size - 1) >> CELL_SHIFT;
 	uint32_t kept = 0, n;
 
-	if (unlikely(atomic_load_explicit(&th->ctx->zfree_head,
-					  memory_order_acquire) !=
-		     th->zfree_seen))
+	if (zfree_pending(th))
 		valor_o_zfree_catch_up(th);
 	if (!rlog_may_hold(th, first, last)) {
 		/* Filter bytes of reads of our own writes, ours no more. */

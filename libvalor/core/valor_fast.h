@@ -173,6 +173,14 @@ rlog_new_entry(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 void valor_o_zfree_log_starts(struct valor_thread *th);
 void valor_o_zfree_catch_up(struct valor_thread *th);
 
+/* A free that left zero words was published since the thread looked. */
+static inline bool zfree_pending(const struct valor_thread *th)
+{
+	return unlikely(atomic_load_explicit(&th->ctx->zfree_head,
+					     memory_order_acquire) !=
+			th->zfree_seen);
+}
+
 /*
  * Before a read goes into the log: the log's first entry tells freers
  * from which free on it needs to hear of zero words left behind; a read
@@ -185,9 +193,7 @@ zfree_before_append(struct valor_thread *th, uint64_t snap)
 {
 	if (unlikely(!th->rlog_n))
 		valor_o_zfree_log_starts(th);
-	else if (!snap && unlikely(atomic_load_explicit(&th->ctx->zfree_head,
-							memory_order_acquire) !=
-				   th->zfree_seen))
+	else if (!snap && zfree_pending(th))
 		valor_o_zfree_catch_up(th);
 }
 
