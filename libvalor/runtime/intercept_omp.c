@@ -22,25 +22,19 @@
  *   - critical sections, atomic blocks libgomp serializes, ordered
  *     sections and omp_*_lock are locks.
  *
- * Tasks (GOMP_task, taskwait, taskgroup) are not modelled: a task that
- * another thread runs is unordered with its creator.
- * Documentation/runtime-interceptors.md has the table.
+ * Tasks (GOMP_task, GOMP_taskloop and their waits) are in
+ * intercept_omp_task.c.  Documentation/runtime-interceptors.md has the
+ * table.
  *
  * The real functions are looked up on first use, each by itself: a
  * program that never calls OpenMP never needs libgomp, and one whose
  * OpenMP code sits in a library loaded with dlopen finds it then.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include "intercept.h"
+#include "intercept_omp.h"
 
 #include <dlfcn.h>
 
-typedef void (*omp_body)(void *);
-
-/* libgomp's function @name, or a fatal error naming it. */
-static void *omp_real(void *_Atomic *slot, const char *name)
+void *rt_omp_real(void *_Atomic *slot, const char *name)
 {
 	void *fn = atomic_load_explicit(slot, memory_order_acquire);
 
@@ -53,31 +47,7 @@ static void *omp_real(void *_Atomic *slot, const char *name)
 	return fn;
 }
 
-#define OMP_REAL(name)                                            \
-	({                                                        \
-		static void *_Atomic real_##name;                 \
-		(__typeof__(&name))omp_real(&real_##name, #name); \
-	})
-
-/*
- * One parallel region as its threads see it: the body and its argument
- * the compiler gave, and the team of the region around it on the
- * thread that runs this one.  Its address keys the region's objects:
- * fork, join, and the team's barrier.
- */
-struct omp_team {
-	omp_body body;
-	void *data;
-	struct omp_team *outer;
-};
-
-#define OMP_FORK(t) ((uintptr_t)(t))
-#define OMP_JOIN(t) ((uintptr_t)(t) + 1)
-#define OMP_BARRIER(t) ((uintptr_t)(t) + 2)
-#define OMP_ORDERED(t) ((uintptr_t)(t) + 3)
-
-static __thread struct omp_team *omp_cur
-	__attribute__((tls_model("initial-exec")));
+__thread struct omp_team *rt_omp_cur __attribute__((tls_model("initial-exec")));
 
 /* Objects of code outside any region we saw start: one team of its own. */
 static struct omp_team omp_outside;
@@ -85,9 +55,9 @@ static struct omp_team omp_outside;
 /* Critical sections without a name, and atomic blocks, share a lock. */
 static char omp_unnamed_critical, omp_atomic_lock;
 
-static struct omp_team *omp_team_now(void)
+struct omp_team *rt_omp_team_now(void)
 {
-	return omp_cur ? omp_cur : &omp_outside;
+	return rt_omp_cur ? rt_omp_cur : &omp_outside;
 }
 
 /* What every thread of the team runs in place of the region's body. */
@@ -95,11 +65,11 @@ static void omp_run_body(void *arg)
 {
 	struct omp_team *t = arg;
 
-	t->outer = omp_cur;
+	t->outer = rt_omp_cur;
 	rt_acquire(OMP_FORK(t));
-	omp_cur = t;
+	rt_omp_cur = t;
 	t->body(t->data);
-	omp_cur = t->outer;
+	rt_omp_cur = t->outer;
 	rt_release(OMP_JOIN(t));
 }
 
@@ -188,7 +158,7 @@ bool GOMP_sections_end_cancel(void);
 /* libgomp's @wait, which waits for the whole team, as a barrier. */
 static void omp_team_waits(void (*wait)(void))
 {
-	uintptr_t obj = OMP_BARRIER(omp_team_now());
+	uintptr_t obj = OMP_BARRIER(rt_omp_team_now());
 
 	rt_release(obj);
 	wait();
@@ -198,7 +168,7 @@ static void omp_team_waits(void (*wait)(void))
 /* The same for a wait that may be cancelled; its result. */
 static bool omp_team_waits_cancel(bool (*wait)(void))
 {
-	uintptr_t obj = OMP_BARRIER(omp_team_now());
+	uintptr_t obj = OMP_BARRIER(rt_omp_team_now());
 	bool r;
 
 	rt_release(obj);
@@ -289,12 +259,12 @@ RT_INTERCEPTOR void GOMP_atomic_end(void)
 RT_INTERCEPTOR void GOMP_ordered_start(void)
 {
 	OMP_REAL(GOMP_ordered_start)();
-	rt_acquire(OMP_ORDERED(omp_team_now()));
+	rt_acquire(OMP_ORDERED(rt_omp_team_now()));
 }
 
 RT_INTERCEPTOR void GOMP_ordered_end(void)
 {
-	rt_release(OMP_ORDERED(omp_team_now()));
+	rt_release(OMP_ORDERED(rt_omp_team_now()));
 	OMP_REAL(GOMP_ordered_end)();
 }
 

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * OpenMP tasks without a race (clang's libomp, through OMPT): what
- * orders a task's work with the code around it, each used so that an
- * analysis that missed it would report a conflict.
+ * OpenMP tasks without a race (gcc's libgomp through its GOMP_task entry
+ * points, clang's libomp through OMPT): what orders a task's work with
+ * the code around it, each used so that an analysis that missed it
+ * would report a conflict.
  *
  *   - tasks write what their creator wrote before creating them, and
  *     the creator reads their results after a taskwait;
  *   - a chain of tasks through depend(inout) updates one variable;
  *   - tasks left running when their region ends (the barrier at its
  *     end waits for them) write what the code after the region reads;
- *   - tasks inside a taskgroup, read after it.
+ *   - tasks inside a taskgroup, and the tasks they create, read after it;
+ *   - a taskloop's iterations, read after it.
  *
  * Exits 0 when every result is what the serial code gives.
  */
@@ -18,7 +20,8 @@
 #define TASKS 64
 #define ROUNDS 20
 
-static long in[TASKS], out[TASKS], chain, after[TASKS], grouped[TASKS];
+static long in[TASKS], out[TASKS], chain, after[TASKS], grouped[TASKS],
+	nested[TASKS], looped[TASKS * 4];
 
 int main(void)
 {
@@ -48,11 +51,21 @@ int main(void)
 			{
 				for (int i = 0; i < TASKS; i++) {
 #pragma omp task firstprivate(i)
-					grouped[i] = i * r;
+					{
+						grouped[i] = i * r;
+#pragma omp task firstprivate(i)
+						nested[i] = i + 2 * r;
+					}
 				}
 			}
 			for (int i = 0; i < TASKS; i++)
-				bad |= grouped[i] != i * r;
+				bad |= grouped[i] != i * r ||
+				       nested[i] != i + 2 * r;
+#pragma omp taskloop grainsize(8)
+			for (int i = 0; i < TASKS * 4; i++)
+				looped[i] = in[i % TASKS] + i;
+			for (int i = 0; i < TASKS * 4; i++)
+				bad |= looped[i] != i % TASKS + r + i;
 			for (int i = 0; i < TASKS; i++) {
 #pragma omp task firstprivate(i)
 				after[i] = i - r;
