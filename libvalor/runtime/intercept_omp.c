@@ -207,6 +207,29 @@ RT_INTERCEPTOR bool GOMP_sections_end_cancel(void)
 	return omp_team_waits_cancel(OMP_REAL(GOMP_sections_end_cancel));
 }
 
+/*
+ * `single copyprivate`: the thread that ran the single publishes its
+ * variables' addresses, and libgomp's own barrier lets the others read
+ * them from there.
+ */
+void *GOMP_single_copy_start(void);
+void GOMP_single_copy_end(void *data);
+
+RT_INTERCEPTOR void *GOMP_single_copy_start(void)
+{
+	void *data = OMP_REAL(GOMP_single_copy_start)();
+
+	if (data)
+		rt_acquire(OMP_COPYPRIVATE(rt_omp_team_now()));
+	return data;
+}
+
+RT_INTERCEPTOR void GOMP_single_copy_end(void *data)
+{
+	rt_release(OMP_COPYPRIVATE(rt_omp_team_now()));
+	OMP_REAL(GOMP_single_copy_end)(data);
+}
+
 /* ---- mutual exclusion */
 
 void GOMP_critical_start(void);

@@ -38,6 +38,7 @@ struct omp_team {
 #define OMP_JOIN(t) ((uintptr_t)(t) + 1)
 #define OMP_BARRIER(t) ((uintptr_t)(t) + 2)
 #define OMP_ORDERED(t) ((uintptr_t)(t) + 3)
+#define OMP_COPYPRIVATE(t) ((uintptr_t)(t) + 4)
 
 /* The region the thread runs the body of, NULL outside any. */
 extern __thread struct omp_team *rt_omp_cur

@@ -9,7 +9,8 @@
  *     join of one region and the fork of the next order them;
  *   - in one region, a `for` writes, its barrier waits, a `for` with a
  *     dynamic schedule reads what the other thread wrote; `single`,
- *     `sections` and an explicit barrier order the rest;
+ *     `single copyprivate`, `sections` and an explicit barrier order
+ *     the rest;
  *   - counters under `critical`, a named `critical`, an omp_lock_t, a
  *     nestable lock and a long double `atomic` (which libgomp
  *     serializes with a lock of its own), and an `ordered` sequence.
@@ -26,7 +27,7 @@
 #define ITERS 200
 
 static long a[N], b[N];
-static long crit, named, locked, nested, ordered_next;
+static long crit, named, locked, nested, ordered_next, copied[2];
 static long double total;
 static omp_lock_t lock;
 static omp_nest_lock_t nest_lock;
@@ -75,6 +76,13 @@ int main(void)
 				a[i] = b[N - 1 - i];
 #pragma omp single
 			sections++;
+			{
+				long token;
+
+#pragma omp single copyprivate(token)
+				token = sections * 3 + r;
+				copied[omp_get_thread_num() & 1] = token;
+			}
 #pragma omp sections
 			{
 #pragma omp section
@@ -93,6 +101,7 @@ int main(void)
 		for (int i = 0; i < N; i++)
 			want += i + r;
 		bad |= a[0] != 2 * (N - 1 + r) || b[1] != a[1];
+		bad |= copied[0] != (r + 1) * 3 + r || copied[1] != copied[0];
 	}
 	bad |= sum != want || sections != ROUNDS;
 	bad |= crit != 2L * ROUNDS * ITERS || named != crit || locked != crit ||
