@@ -14,7 +14,8 @@
  *    before the loop, as a range, when nothing in the loop may
  *    synchronize and it runs to its computed count;
  *  - inserts a check before every other load and store of memory that
- *    may be shared (not locals that never escape, not constants), and
+ *    may be shared (not locals or fresh heap blocks that never escape,
+ *    not constants), and
  *    inlines it: the runtime's own fast path, compiled to bitcode from
  *    libvalor/instrument/check.c and embedded here
  *    (libvalor/runtime/pass_abi.h is the contract);
@@ -34,6 +35,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Analysis/CaptureTracking.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/MemoryBuiltins.h"
 #include "llvm/Analysis/PostDominators.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
@@ -276,8 +278,16 @@ class Instrumenter {
 };
 
 /*
- * Whether an alloca's address can reach another thread.  Never if it
- * is never captured: only this function's frame holds it.
+ * Whether the memory of @Obj is the function's alone: a local, or a
+ * block the C library's or C++'s allocator has just returned (malloc,
+ * calloc, aligned_alloc, operator new, strdup; not realloc, whose block
+ * may hold what others wrote), whose address is never captured.  Then
+ * no other thread can learn the address while the block lives: no
+ * access to it can race, and none needs a check.  A free of such a
+ * block is still the runtime's (checked as a write, its history then
+ * cleared), so the next owner of the memory starts afresh.  The
+ * per-thread buffers of map-reduce code are this (Phoenix's
+ * histogram: three checked increments a pixel).
  */
 bool Instrumenter::isLocal(const Value *Obj)
 {
@@ -285,9 +295,20 @@ bool Instrumenter::isLocal(const Value *Obj)
 
 	if (It != LocalCache.end())
 		return It->second;
-	bool Local = isa<AllocaInst>(Obj) &&
-		     !PointerMayBeCaptured(Obj, /*ReturnCaptures=*/true,
-					   /*StoreCaptures=*/true);
+	bool Local = false;
+
+	if (isa<AllocaInst>(Obj)) {
+		Local = true;
+	} else if (auto *CB = dyn_cast<CallBase>(Obj)) {
+		/* The analysis manager takes a function it may change. */
+		auto *F = const_cast<Function *>(CB->getFunction());
+
+		Local = F &&
+			isAllocLikeFn(
+				CB, &FAM.getResult<TargetLibraryAnalysis>(*F));
+	}
+	Local = Local && !PointerMayBeCaptured(Obj, /*ReturnCaptures=*/true,
+					       /*StoreCaptures=*/true);
 	LocalCache[Obj] = Local;
 	return Local;
 }

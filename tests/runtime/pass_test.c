@@ -260,7 +260,8 @@ TEST_F_TIMEOUT(shapes, without_elision_every_access_is_checked, 120)
 	EXPECT_CALLS(self->ir, "swap_pairs", "__tsan_write16", 2);
 }
 
-TEST_F_TIMEOUT(shapes, private_locals_and_opted_out_functions_are_not_checked,
+TEST_F_TIMEOUT(shapes,
+	       private_locals_and_blocks_and_opted_out_functions_are_not_checked,
 	       120)
 {
 	ASSERT_TRUE(compile_ir(_metadata, self, "private", CALLS_OFF, NULL));
@@ -269,6 +270,15 @@ TEST_F_TIMEOUT(shapes, private_locals_and_opted_out_functions_are_not_checked,
 	/* The same array, once its address is passed on, is checked. */
 	EXPECT_CALLS(self->ir, "escaping_local", "__tsan_read4", 1);
 	EXPECT_LT(0, count_in(self->ir, "escaping_local", "@__tsan_write"));
+	/* A block fresh from calloc, freed, its address kept nowhere. */
+	EXPECT_CALLS(self->ir, "private_block", "__tsan_read1", 1);
+	EXPECT_CALLS(self->ir, "private_block", "__tsan_read4", 0);
+	EXPECT_EQ(0, count_in(self->ir, "private_block", "@__tsan_write"));
+	/* Stored in a global, or from realloc: checked. */
+	EXPECT_CALLS(self->ir, "escaping_block", "__tsan_read4", 1);
+	EXPECT_LT(0, count_in(self->ir, "escaping_block", "@__tsan_write"));
+	EXPECT_CALLS(self->ir, "reallocated_block", "__tsan_read4", 1);
+	EXPECT_LT(0, count_in(self->ir, "reallocated_block", "@__tsan_write"));
 }
 
 TEST_F_TIMEOUT(shapes, atomics_become_runtime_calls_with_their_orders, 120)

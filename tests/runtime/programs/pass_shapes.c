@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void opaque(void);
@@ -176,6 +177,56 @@ int escaping_local(int n)
 	for (int i = 0; i < n; i++)
 		a[i & 63] = i;
 	return a[n & 63];
+}
+
+/*
+ * The counts are not checked: a block fresh from calloc whose address
+ * goes nowhere but free, so no other thread can reach it (the input is).
+ */
+int private_block(const unsigned char *in, int n)
+{
+	int *count = calloc(256, sizeof(*count));
+	int best = 0;
+
+	if (!count)
+		return -1;
+	for (int i = 0; i < n; i++)
+		count[in[i]]++;
+	for (int v = 0; v < 256; v++)
+		if (count[v] > count[best])
+			best = v;
+	free(count);
+	return best;
+}
+
+int *published;
+
+/* Checks: the block's address is stored where another thread may read it. */
+int escaping_block(int n)
+{
+	int *b = malloc(64 * sizeof(*b));
+
+	if (!b)
+		return -1;
+	published = b;
+	for (int i = 0; i < n; i++)
+		b[i & 63] = i;
+	return b[n & 63];
+}
+
+/* Checks: realloc's block may hold what other threads wrote. */
+int reallocated_block(int *old, int n)
+{
+	int *b = realloc(old, 64 * sizeof(*b));
+	int v;
+
+	if (!b)
+		return -1;
+	for (int i = 0; i < n; i++)
+		b[i & 63] = i;
+	v = b[n & 63];
+	free(b);
+	return v;
 }
 
 /* None: no_sanitize("thread") opts a function out. */
