@@ -109,7 +109,7 @@ static void free_rings(struct wlog_ring *r)
 	while (r) {
 		struct wlog_ring *older = r->older;
 
-		eng_free(r);
+		ring_free(r);
 		r = older;
 	}
 }

@@ -133,6 +133,16 @@ struct wlog_ring {
 #define WLOG_FIRST_ENTRIES 1024U
 
 /*
+ * A ring of @cap entries (a power of two), zeroed, or NULL; and its
+ * release.  Mapped rather than taken from the C library's heap, so that
+ * its pages cost memory only once they are used: a slot's ring of runs
+ * is used only when a region spills, and its calloc'd copy was resident
+ * from the start (33 KB a slot).
+ */
+struct wlog_ring *ring_alloc(uint64_t cap);
+void ring_free(struct wlog_ring *r);
+
+/*
  * A thread slot: the small integer an epoch or an owner field names.
  * Slots outlive their threads: the clock continues across occupants so
  * that an epoch of an earlier occupant never looks like a current one.

@@ -137,20 +137,15 @@ static int init_slot(struct valor_ctx *ctx, struct slot *s)
 		uint64_t cap = ctx->wlog_cap < WLOG_FIRST_ENTRIES ?
 				       ctx->wlog_cap :
 				       WLOG_FIRST_ENTRIES;
-		struct wlog_ring *r =
-			eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
-
-		struct wlog_ring *runs = eng_calloc(
-			1, sizeof(*runs) + WSPILL_RUNS * sizeof(runs->e[0]));
+		struct wlog_ring *r = ring_alloc(cap);
+		struct wlog_ring *runs = ring_alloc(WSPILL_RUNS);
 
 		if (!r || !runs) {
-			eng_free(r);
-			eng_free(runs);
+			ring_free(r);
+			ring_free(runs);
 			return -ENOMEM;
 		}
-		runs->cap = WSPILL_RUNS;
 		atomic_store_explicit(&s->runs, runs, memory_order_release);
-		r->cap = cap;
 		s->wlog_mask = cap - 1;
 		s->wlog_room = wlog_room(ctx, cap);
 		atomic_store_explicit(&s->wlog, r, memory_order_release);

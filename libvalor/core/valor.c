@@ -1452,6 +1452,29 @@ static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
  * reading it, and it is kept until the context ends; with no reader it
  * is freed at once.  NULL without memory.
  */
+static size_t ring_bytes(uint64_t cap)
+{
+	return sizeof(struct wlog_ring) + cap * sizeof(struct wlog_entry);
+}
+
+struct wlog_ring *ring_alloc(uint64_t cap)
+{
+	struct wlog_ring *r = mmap(NULL, ring_bytes(cap),
+				   PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (r == MAP_FAILED)
+		return NULL;
+	r->cap = cap;
+	return r;
+}
+
+void ring_free(struct wlog_ring *r)
+{
+	if (r)
+		munmap(r, ring_bytes(r->cap));
+}
+
 static struct wlog_ring *ring_double(struct valor_ctx *ctx,
 				     struct wlog_ring *_Atomic *ring,
 				     uint64_t head)
@@ -1460,11 +1483,10 @@ static struct wlog_ring *ring_double(struct valor_ctx *ctx,
 		atomic_load_explicit(ring, memory_order_relaxed);
 	uint64_t cap = 2 * old->cap;
 	uint64_t n = head < old->cap ? head : old->cap;
-	struct wlog_ring *r = eng_calloc(1, sizeof(*r) + cap * sizeof(r->e[0]));
+	struct wlog_ring *r = ring_alloc(cap);
 
 	if (!r)
 		return NULL;
-	r->cap = cap;
 	r->older = old;
 	for (uint64_t i = head - n; i != head; i++) {
 		const struct wlog_entry *from = &old->e[i & (old->cap - 1)];
@@ -1482,7 +1504,7 @@ static struct wlog_ring *ring_double(struct valor_ctx *ctx,
 	atomic_store(ring, r);
 	if (!atomic_load(&ctx->wlog_readers)) {
 		r->older = old->older;
-		eng_free(old);
+		ring_free(old);
 	}
 	return r;
 }
