@@ -20,7 +20,9 @@
  *     that wait, GOMP_loop_end and GOMP_sections_end) is a release and
  *     an acquire of the team's barrier object, as pthread_barrier_wait;
  *   - critical sections, atomic blocks libgomp serializes, ordered
- *     sections and omp_*_lock are locks.
+ *     sections and omp_*_lock are locks;
+ *   - `single copyprivate` hands its variables over as a release by the
+ *     thread that ran the single and an acquire by the others.
  *
  * Tasks (GOMP_task, GOMP_taskloop and their waits) are in
  * intercept_omp_task.c.  Documentation/runtime-interceptors.md has the
