@@ -1444,14 +1444,6 @@ static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
 	return found;
 }
 
-/*
- * Double the ring at @ring, of which the entries below @head are kept:
- * each moves to the place its index has in the bigger ring, which is
- * then published.  A reader that loaded the old ring (wlog_find() and
- * runs_find() count themselves in ctx->wlog_readers first) goes on
- * reading it, and it is kept until the context ends; with no reader it
- * is freed at once.  NULL without memory.
- */
 static size_t ring_bytes(uint64_t cap)
 {
 	return sizeof(struct wlog_ring) + cap * sizeof(struct wlog_entry);
@@ -1475,6 +1467,14 @@ void ring_free(struct wlog_ring *r)
 		munmap(r, ring_bytes(r->cap));
 }
 
+/*
+ * Double the ring at @ring, of which the entries below @head are kept:
+ * each moves to the place its index has in the bigger ring, which is
+ * then published.  A reader that loaded the old ring (wlog_find() and
+ * runs_find() count themselves in ctx->wlog_readers first) goes on
+ * reading it, and it is kept until the context ends; with no reader it
+ * is freed at once.  NULL without memory.
+ */
 static struct wlog_ring *ring_double(struct valor_ctx *ctx,
 				     struct wlog_ring *_Atomic *ring,
 				     uint64_t head)
