@@ -1493,18 +1493,22 @@ FIXTURE_VARIANT(openmp)
 	const char *build; /* build/runtime-tests/<build> */
 	/* clang makes a long double atomic a call into libatomic */
 	const char *libs;
+	/* how many of all_analyses report nothing on omp_tasks.c */
+	size_t task_clean_analyses;
 };
 
 FIXTURE_VARIANT_ADD(openmp, gcc){
 	.compiler = "gcc",
 	.build = "gcc",
 	.libs = "-lm",
+	.task_clean_analyses = 3,
 };
 
 FIXTURE_VARIANT_ADD(openmp, clang_pass){
 	.compiler = "clang",
 	.build = "clang",
 	.libs = "-latomic",
+	.task_clean_analyses = 2,
 };
 
 FIXTURE_VARIANT_ADD(openmp, clang_tsan){
@@ -1512,6 +1516,7 @@ FIXTURE_VARIANT_ADD(openmp, clang_tsan){
 	.abi = "--abi=tsan",
 	.build = "clang-tsan",
 	.libs = "-latomic",
+	.task_clean_analyses = 2,
 };
 
 FIXTURE_SETUP(openmp)
@@ -1618,53 +1623,7 @@ TEST_F_TIMEOUT(openmp, a_race_in_a_parallel_region_is_found, 120)
  * completion after it has let its waiters and its memory's next user
  * go, so FastTrack still reports some of those (7 to 9 a run).
  */
-FIXTURE(openmp_tasks)
-{
-	struct env e;
-};
-
-FIXTURE_VARIANT(openmp_tasks)
-{
-	const char *compiler;
-	const char *abi; /* valor cc's --abi=, NULL for the default */
-	const char *build; /* build/runtime-tests/<build> */
-	size_t clean_analyses; /* how many of all_analyses report nothing */
-};
-
-FIXTURE_VARIANT_ADD(openmp_tasks, gcc){
-	.compiler = "gcc",
-	.build = "gcc",
-	.clean_analyses = 3,
-};
-
-FIXTURE_VARIANT_ADD(openmp_tasks, clang_pass){
-	.compiler = "clang",
-	.build = "clang",
-	.clean_analyses = 2,
-};
-
-FIXTURE_VARIANT_ADD(openmp_tasks, clang_tsan){
-	.compiler = "clang",
-	.abi = "--abi=tsan",
-	.build = "clang-tsan",
-	.clean_analyses = 2,
-};
-
-FIXTURE_SETUP(openmp_tasks)
-{
-	ASSERT_TRUE(command_exists(variant->compiler))
-	TH_LOG("%s is not installed (tools/install-deps.sh installs it)",
-	       variant->compiler);
-	ASSERT_TRUE(env_setup(_metadata, &self->e, variant->compiler,
-			      variant->abi, variant->build));
-}
-
-FIXTURE_TEARDOWN(openmp_tasks)
-{
-}
-
-TEST_F_TIMEOUT(openmp_tasks, tasks_are_ordered_with_their_creator_and_waiters,
-	       240)
+TEST_F_TIMEOUT(openmp, tasks_are_ordered_with_their_creator_and_waiters, 240)
 {
 	char bin[PATH_MAX], opts[64], d[128];
 	struct run_result r;
@@ -1673,7 +1632,7 @@ TEST_F_TIMEOUT(openmp_tasks, tasks_are_ordered_with_their_creator_and_waiters,
 			     "-O1", "-o", "$O/omp_tasks", "$P/omp_tasks.c",
 			     NULL));
 	pathf(bin, sizeof(bin), "%s/omp_tasks", self->e.out);
-	for (size_t a = 0; a < variant->clean_analyses; a++) {
+	for (size_t a = 0; a < variant->task_clean_analyses; a++) {
 		for (int i = 0; i < 3; i++) {
 			pathf(opts, sizeof(opts), "analysis=%s",
 			      all_analyses[a]);
@@ -1687,7 +1646,7 @@ TEST_F_TIMEOUT(openmp_tasks, tasks_are_ordered_with_their_creator_and_waiters,
 	}
 }
 
-TEST_F_TIMEOUT(openmp_tasks, a_race_between_two_tasks_is_found, 120)
+TEST_F_TIMEOUT(openmp, a_race_between_two_tasks_is_found, 120)
 {
 	expect_omp_write_race(_metadata, &self->e, "omp_task_racy");
 }
