@@ -62,6 +62,38 @@ struct ver_window {
 	uint64_t then, now;
 };
 
+/*
+ * A copy of ring entry @e, whose owner may be rewriting it as we read:
+ * it zeroes ->cell first and publishes it last (wlog_next()), so fields
+ * read between two equal loads of ->cell and ->what are one entry's.
+ * Read without that check, a report once named the site of the owner's
+ * next write, of another cell.  False: empty, or changing under us.
+ */
+static bool wlog_entry_copy(const struct wlog_entry *e, struct wlog_entry *out)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		uint64_t cell =
+			atomic_load_explicit(&e->cell, memory_order_acquire);
+		uint64_t what =
+			atomic_load_explicit(&e->what, memory_order_acquire);
+
+		if (!cell)
+			return false;
+		out->site = __atomic_load_n(&e->site, __ATOMIC_RELAXED);
+		out->who = __atomic_load_n(&e->who, __ATOMIC_RELAXED);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&e->cell, memory_order_relaxed) ==
+			    cell &&
+		    atomic_load_explicit(&e->what, memory_order_relaxed) ==
+			    what) {
+			atomic_init(&out->cell, cell);
+			atomic_init(&out->what, what);
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool wlog_covers(const struct wlog_entry *e, uint64_t first,
 			uint64_t cell, unsigned byte, bool writes_only,
 			const struct ver_window *win)
@@ -100,12 +132,13 @@ static void writer_of(const struct wlog_entry *e, struct valor_access_info *out)
 /*
  * The most recent entry of @slot's ring for byte @byte of @cell, made by
  * another thread than @skip_tid: the write (or, unless @writes_only, the
- * free) that a report names as the other access.
+ * free) that a report names as the other access.  *@covers (if not
+ * NULL) gets the bytes of the cell that write took.
  */
 static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 		      unsigned byte, uint64_t skip_tid, bool writes_only,
 		      const struct ver_window *win,
-		      struct valor_access_info *out)
+		      struct valor_access_info *out, uint8_t *covers)
 {
 	struct slot *s = &ctx->slots[slot];
 	struct wlog_ring *r;
@@ -125,16 +158,18 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 	r = atomic_load(&s->wlog);
 	n = !r ? 0 : head < r->cap ? head : r->cap;
 	for (uint64_t i = 1; i <= n; i++) {
-		struct wlog_entry *e = &r->e[(head - i) & (r->cap - 1)];
-		uint64_t first =
-			atomic_load_explicit(&e->cell, memory_order_acquire);
+		struct wlog_entry e;
 
-		if (!first ||
-		    !wlog_covers(e, first, cell, byte, writes_only, win))
+		if (!wlog_entry_copy(&r->e[(head - i) & (r->cap - 1)], &e) ||
+		    !wlog_covers(&e, atomic_load(&e.cell), cell, byte,
+				 writes_only, win))
 			continue;
-		if (wlog_who_is(e->who, skip_tid))
+		if (wlog_who_is(e.who, skip_tid))
 			continue;
-		writer_of(e, out);
+		writer_of(&e, out);
+		if (covers && !(atomic_load(&e.what) & WLOG_FREE))
+			*covers = (uint8_t)(atomic_load(&e.what) >>
+					    WLOG_MASK_SHIFT);
 		found = true;
 		break;
 	}
@@ -150,6 +185,8 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 	if (runs_find(ctx, s, cell, skip_tid, &run) &&
 	    (!found || run.region > out->region)) {
 		*out = run;
+		if (covers)
+			*covers = 0xff;
 		return true;
 	}
 	return found;
@@ -162,14 +199,16 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
  */
 static void writer_info(struct valor_thread *th, uint64_t cell, unsigned byte,
 			uint32_t slot, bool eager, const struct ver_window *win,
-			struct valor_access_info *out)
+			struct valor_access_info *out, uint8_t *covers)
 {
 	struct valor_ctx *ctx = th->ctx;
 
 	memset(out, 0, sizeof(*out));
 	out->is_write = true;
+	if (covers)
+		*covers = 0xff;
 	if (slot && slot != th->slot &&
-	    wlog_find(ctx, slot, cell, byte, 0, eager, win, out))
+	    wlog_find(ctx, slot, cell, byte, 0, eager, win, out, covers))
 		return;
 	if (slot && slot != th->slot) {
 		/* Overwritten in the ring: the slot's last occupant. */
@@ -178,11 +217,11 @@ static void writer_info(struct valor_thread *th, uint64_t cell, unsigned byte,
 	}
 	/* The last writer is us: look for another thread's write. */
 	for (uint32_t s = 1; s < ctx->nslots && ctx->slots[s].used; s++)
-		if (s != th->slot &&
-		    wlog_find(ctx, s, cell, byte, th->tid, false, win, out))
+		if (s != th->slot && wlog_find(ctx, s, cell, byte, th->tid,
+					       false, win, out, covers))
 			return;
 	/* Our own slot's ring may hold a previous occupant's write. */
-	wlog_find(ctx, th->slot, cell, byte, th->tid, false, win, out);
+	wlog_find(ctx, th->slot, cell, byte, th->tid, false, win, out, covers);
 }
 
 static void report(struct valor_thread *th, struct conflict_queue *q,
@@ -217,8 +256,78 @@ static void report_eager(struct valor_thread *th, uint32_t kind, uint64_t cell,
 
 	static const struct ver_window any = { .any = true };
 
-	writer_info(th, cell, __builtin_ctz(mask), owner, true, &any, &first);
-	report(th, &th->eager, kind, cell, mask, &first, &second, false);
+	struct valor_access_info writer[CELL_SIZE];
+	uint8_t bytes[CELL_SIZE];
+	unsigned n = 0;
+
+	/*
+	 * The write of the lowest byte, then of the lowest it did not
+	 * take, ...: bytes named by one line of one thread are one report
+	 * even where their entries differ (versions of a refined cell's
+	 * bytes drift apart, and so do its entries).
+	 */
+	while (mask) {
+		uint8_t covers, part;
+		unsigned k;
+
+		writer_info(th, cell, __builtin_ctz(mask), owner, true, &any,
+			    &first, &covers);
+		part = (mask & covers) | (mask & -mask);
+		mask &= ~part;
+		for (k = 0; k < n; k++)
+			if (writer[k].tid == first.tid &&
+			    writer[k].site == first.site)
+				break;
+		if (k == n) {
+			writer[n] = first;
+			bytes[n++] = 0;
+		}
+		bytes[k] |= part;
+	}
+	for (unsigned k = 0; k < n; k++)
+		report(th, &th->eager, kind, cell, bytes[k], &writer[k],
+		       &second, false);
+}
+
+/*
+ * Conflicts found byte by byte (a refined cell, a free), gathered per
+ * other region: an access of several bytes is one report per write of
+ * that region it meets (report_eager() names the write of the lowest
+ * byte, then of the lowest that write did not take), as in a compact
+ * cell, not one report per byte.  Looked up byte by byte, a writer that
+ * went on writing meanwhile had overwritten its entry for some bytes
+ * and not others: the bundled example printed reports of 1 to 7 bytes
+ * of an 8-byte counter.
+ */
+struct byte_conflicts {
+	uint32_t slot[CELL_SIZE];
+	uint8_t mask[CELL_SIZE];
+	unsigned n;
+};
+
+static void byte_conflict_add(struct byte_conflicts *bc, uint32_t slot,
+			      unsigned b)
+{
+	unsigned k = 0;
+
+	while (k < bc->n && bc->slot[k] != slot)
+		k++;
+	if (k == bc->n) {
+		bc->slot[bc->n] = slot;
+		bc->mask[bc->n++] = 0;
+	}
+	bc->mask[k] |= 1U << b;
+}
+
+static bool report_byte_conflicts(struct valor_thread *th, uint32_t kind,
+				  uint64_t cell,
+				  const struct byte_conflicts *bc,
+				  bool is_write, uint64_t site)
+{
+	for (unsigned k = 0; k < bc->n; k++)
+		report_eager(th, kind, cell, bc->mask[k], bc->slot[k], is_write,
+			     site);
+	return bc->n;
 }
 
 /* --- release without locks */
@@ -346,6 +455,8 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 			  shadow_word *blk, uint8_t m, uint64_t site,
 			  bool *eager)
 {
+	struct byte_conflicts bc = { .n = 0 };
+
 	wlog_make_room(th);
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		uint64_t bw, nw;
@@ -360,13 +471,12 @@ static void write_refined(struct valor_thread *th, uint64_t cell,
 		} while (!cas_over(th, &blk[b], &bw, nw, other_owner(th, bw)));
 		th->st.version_bumps++;
 		wlog_append_bytes(th, cell, 1U << b, vw_ver(nw), site);
-		if (bw & VW_ACTIVE) {
-			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
-				     vw_slot(bw), true, site);
-			*eager = true;
-		}
+		if (bw & VW_ACTIVE)
+			byte_conflict_add(&bc, vw_slot(bw), b);
 next_byte:;
 	}
+	if (report_byte_conflicts(th, VALOR_CONFLICT_WW, cell, &bc, true, site))
+		*eager = true;
 }
 
 /* Write bytes @m of @cell, whose word is at @p, not owned by the region. */
@@ -545,21 +655,36 @@ static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 
 	if (vw_refined(w)) {
 		shadow_word *blk = vw_block(w);
+		struct byte_conflicts bc = { .n = 0 };
+		uint64_t bw[CELL_SIZE];
 
 		for (unsigned b = 0; b < CELL_SIZE; b++) {
-			uint64_t bw;
+			if (!(m & (1U << b)))
+				continue;
+			bw[b] = atomic_load_explicit(&blk[b],
+						     memory_order_acquire);
+			if ((bw[b] & VW_ACTIVE) && vw_slot(bw[b]) != th->slot)
+				byte_conflict_add(&bc, vw_slot(bw[b]), b);
+		}
+		if (report_byte_conflicts(th, VALOR_CONFLICT_WR, cell, &bc,
+					  false, site))
+			*eager = true;
+		/*
+		 * Bytes read at one byte word share an entry: validation
+		 * compares each byte of an entry with its snapshot, and a
+		 * conflict it finds is then one report of those bytes.
+		 */
+		for (unsigned b = 0; b < CELL_SIZE; b++) {
+			uint8_t same = 0;
 
 			if (!(m & (1U << b)))
 				continue;
-			bw = atomic_load_explicit(&blk[b],
-						  memory_order_acquire);
-			if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot) {
-				report_eager(th, VALOR_CONFLICT_WR, cell,
-					     1U << b, vw_slot(bw), false, site);
-				*eager = true;
-			}
-			rlog_append(th, cell, bw, 1U << b, site);
-			rfilter_note(th, cell, 1U << b);
+			for (unsigned c = b; c < CELL_SIZE; c++)
+				if ((m & (1U << c)) && bw[c] == bw[b])
+					same |= 1U << c;
+			m &= ~same;
+			rlog_append(th, cell, bw[b], same, site);
+			rfilter_note(th, cell, same);
 		}
 		return;
 	}
@@ -938,7 +1063,8 @@ static uint8_t check_entry_word(struct valor_thread *th,
 			.is_write = false,
 		}, second;
 
-		writer_info(th, e->cell, wbyte, writer, false, &win, &second);
+		writer_info(th, e->cell, wbyte, writer, false, &win, &second,
+			    NULL);
 		report(th, &th->lazy, VALOR_CONFLICT_RW, e->cell, bad, &first,
 		       &second, true);
 	}
@@ -1424,19 +1550,19 @@ static bool runs_find(struct valor_ctx *ctx, struct slot *s, uint64_t cell,
 	r = atomic_load(&s->runs);
 	n = !r ? 0 : head < r->cap ? head : r->cap;
 	for (uint64_t i = 1; i <= n; i++) {
-		struct wlog_entry *run = &r->e[(head - i) & (r->cap - 1)];
+		struct wlog_entry run;
 		uint64_t word, first, k;
 
-		if (!atomic_load_explicit(&run->cell, memory_order_acquire))
+		if (!wlog_entry_copy(&r->e[(head - i) & (r->cap - 1)], &run))
 			continue;
-		word = atomic_load_explicit(&run->what, memory_order_acquire);
+		word = atomic_load(&run.what);
 		first = wspill_cell(word);
 		if (cell < first || (cell - first) % wspill_step(word))
 			continue;
 		k = (cell - first) / wspill_step(word);
-		if (k > wspill_more(word) || wlog_who_is(run->who, skip_tid))
+		if (k > wspill_more(word) || wlog_who_is(run.who, skip_tid))
 			continue;
-		writer_of(run, out);
+		writer_of(&run, out);
 		found = true;
 		break;
 	}
@@ -1638,6 +1764,8 @@ static void wspill_publish(struct valor_thread *th, enum wspill_result r,
 	}
 	run = &ring->e[head & (ring->cap - 1)];
 	atomic_store_explicit(&run->cell, 0, memory_order_relaxed);
+	/* Readers see the zero before any new field (wlog_entry_copy()). */
+	atomic_thread_fence(memory_order_release);
 	run->site = e->site;
 	run->who = e->who;
 	atomic_store_explicit(&run->what, word, memory_order_relaxed);
@@ -1997,6 +2125,7 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		return;
 	w = atomic_load_explicit(p, memory_order_acquire);
 	for (;;) {
+		struct byte_conflicts bc = { .n = 0 };
 		uint32_t owner[CELL_SIZE] = { 0 }, owners[CELL_SIZE];
 		unsigned nown;
 		uint64_t top = 0;
@@ -2058,17 +2187,17 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		if (vw_refined(w))
 			arena_free(&th->ctx->arena, vw_block(w),
 				   8 * sizeof(shadow_word));
-		for (unsigned b = 0; b < CELL_SIZE; b++) {
-			if (!owner[b])
-				continue;
-			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
-				     owner[b], true, site);
+		for (unsigned b = 0; b < CELL_SIZE; b++)
+			if (owner[b])
+				byte_conflict_add(&bc, owner[b], b);
+		if (report_byte_conflicts(th, VALOR_CONFLICT_WW, cell, &bc,
+					  true, site))
 			*eager = true;
-		}
 		return;
 	}
 
 	shadow_word *blk = vw_block(w);
+	struct byte_conflicts bc = { .n = 0 };
 
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		uint64_t bw, nw;
@@ -2080,12 +2209,11 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			nw = vw_make(vw_ver(bw) + 1, th->slot, false, 0, 0);
 		while (!cas_over(th, &blk[b], &bw, nw, other_owner(th, bw)));
 		th->st.version_bumps++;
-		if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot) {
-			report_eager(th, VALOR_CONFLICT_WW, cell, 1U << b,
-				     vw_slot(bw), true, site);
-			*eager = true;
-		}
+		if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot)
+			byte_conflict_add(&bc, vw_slot(bw), b);
 	}
+	if (report_byte_conflicts(th, VALOR_CONFLICT_WW, cell, &bc, true, site))
+		*eager = true;
 }
 
 /*
@@ -2408,7 +2536,7 @@ void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
 
 			for (unsigned b = 0; b < CELL_SIZE && !was.site; b++)
 				wlog_find(th->ctx, th->slot, from + i, b, 0,
-					  true, &any, &was);
+					  true, &any, &was, NULL);
 			wlog_append(th, to + i, 0xff, vw_ver(w), was.site);
 		}
 		if (src)

@@ -608,6 +608,8 @@ wlog_next(struct valor_thread *th)
 	head = atomic_load_explicit(&s->wlog_head, memory_order_relaxed);
 	e = wlog_at(s, head);
 	atomic_store_explicit(&e->cell, 0, memory_order_relaxed);
+	/* Readers see the zero before any new field (wlog_entry_copy()). */
+	atomic_thread_fence(memory_order_release);
 	return e;
 }
 

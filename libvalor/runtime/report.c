@@ -53,6 +53,30 @@ static uint64_t pair_key(const struct valor_conflict *c)
 	return h ? h : 1;
 }
 
+/*
+ * One side of a pair: @site in a conflict of @kind.  A conflict whose
+ * other access is not known (the other thread's write log no longer
+ * holds that write) is a repeat once its known site has been reported
+ * in a conflict of that kind with a named partner: it says no more
+ * than that report did, without the other line.
+ */
+static uint64_t side_key(uint64_t site, uint32_t kind)
+{
+	uint64_t h = (site ^ 0x3ULL << 60) * 0x9E3779B97F4A7C15ULL;
+
+	h = (h ^ (h >> 32) ^ kind) * 0x94D049BB133111EBULL;
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
+/* The known site of a pair whose other site is not known, or 0. */
+static uint64_t lone_site(const struct valor_conflict *c)
+{
+	if (!c->first.site == !c->second.site)
+		return 0;
+	return c->first.site ? c->first.site : c->second.site;
+}
+
 /* A string's hash, for line_key(). */
 static uint64_t str_hash(const char *s)
 {
@@ -83,6 +107,36 @@ static uint64_t line_key(const struct rt_report *r)
 	h = (h ^ (h >> 32) ^ r->c->kind ^ 0x5ULL << 56) * 0x94D049BB133111EBULL;
 	h ^= h >> 31;
 	return h ? h : 1;
+}
+
+/*
+ * One side of a pair by its line: frame @f (NULL, or no line: 0) in a
+ * conflict of @kind.  The same read checked by two instructions (the
+ * pass's two slow paths) has two sites but one line.
+ */
+static uint64_t side_line_key(const struct rt_frame *f, uint32_t kind)
+{
+	uint64_t h;
+
+	if (!f || !f->file || !f->line)
+		return 0;
+	h = (str_hash(f->file) ^ f->line ^ 0x9ULL << 56) *
+	    0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 32) ^ kind) * 0x94D049BB133111EBULL;
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
+/*
+ * The line of the known side of a report whose other side has no
+ * stack, or 0.
+ */
+static uint64_t lone_line_key(const struct rt_report *r)
+{
+	if (!r->first_top == !r->second_top)
+		return 0;
+	return side_line_key(r->first_top ? r->first_top : r->second_top,
+			     r->c->kind);
 }
 
 /*
@@ -496,7 +550,8 @@ static void build(struct rt_report *r, const struct valor_conflict *c,
 	describe_memory(&r->mem, (uintptr_t)c->addr);
 	r->mem.tid_is_main = is_main_thread(r->mem.tid);
 	describe_thread(&r->thread[r->nthreads++], r->current.tid);
-	if (r->earlier.tid != r->current.tid)
+	/* 0: the other thread is not known (its write log wrapped). */
+	if (r->earlier.tid && r->earlier.tid != r->current.tid)
 		describe_thread(&r->thread[r->nthreads++], r->earlier.tid);
 }
 
@@ -518,7 +573,9 @@ void rt_on_conflict(void *arg, const struct valor_conflict *c)
 	const char *supp;
 
 	(void)arg;
-	if (seen_check(key, false)) {
+	if (seen_check(key, false) ||
+	    (lone_site(c) &&
+	     seen_check(side_key(lone_site(c), c->kind), false))) {
 		atomic_fetch_add_explicit(&repeated, 1, memory_order_relaxed);
 		return;
 	}
@@ -531,11 +588,28 @@ void rt_on_conflict(void *arg, const struct valor_conflict *c)
 		atomic_fetch_add_explicit(&repeated, 1, memory_order_relaxed);
 		goto out_unlock;
 	}
+	if (c->first.site && c->second.site) {
+		seen_check(side_key(c->first.site, c->kind), true);
+		seen_check(side_key(c->second.site, c->kind), true);
+	}
 	build(&r, c, self);
 	key = line_key(&r);
 	if (key && seen_check(key, true)) {
 		atomic_fetch_add_explicit(&repeated, 1, memory_order_relaxed);
 		goto out_unlock;
+	}
+	key = lone_line_key(&r);
+	if (key && seen_check(key, false)) {
+		atomic_fetch_add_explicit(&repeated, 1, memory_order_relaxed);
+		goto out_unlock;
+	}
+	if (r.first_top && r.second_top) {
+		key = side_line_key(r.first_top, c->kind);
+		if (key)
+			seen_check(key, true);
+		key = side_line_key(r.second_top, c->kind);
+		if (key)
+			seen_check(key, true);
 	}
 	supp = rt_suppress_match(&r);
 	if (supp) {

@@ -599,4 +599,22 @@ TEST(refined_cell_keeps_every_byte)
 		    C(WR, CB + 6, 2, 1, 4, 3, 6, EAGER, 6));
 }
 
+/*
+ * One region writes a cell's halves from two lines; another thread's
+ * 8-byte write meets both: one conflict per half, each naming the line
+ * that wrote it, not one conflict per byte nor one naming a line for
+ * bytes it did not write.
+ */
+TEST(a_write_meets_two_writes_of_one_region)
+{
+	const struct valor_event halves[] = {
+		T_WR(1, CB + 0, 4), /* 0 */
+		T_WR(1, CB + 4, 4), /* 1 */
+		T_WR(2, CB + 0, 8), /* 2 */
+	};
+
+	VERDICT_ALL(halves, C(WW, CB + 0, 4, 1, 0, 2, 2, EAGER, 2),
+		    C(WW, CB + 4, 4, 1, 1, 2, 2, EAGER, 2));
+}
+
 TEST_HARNESS_MAIN

@@ -668,6 +668,54 @@ static int count_of(const char *hay, const char *needle)
 }
 
 /*
+ * Conflicts whose other access no write log holds (lost_partner.c).  A
+ * read already reported with the write it met is not reported again
+ * with an unknown partner; a read reported only that way says the other
+ * thread is unknown and describes no thread T0.
+ */
+TEST_F_TIMEOUT(errors, a_conflict_with_an_unknown_partner_is_not_a_new_report,
+	       120)
+{
+	char bin[PATH_MAX], read_at[64], write_at[64], lone_at[64];
+	struct run_result r;
+	int read_line, write_line, lone_line;
+
+	pathf(bin, sizeof(bin), "%s/lost_partner", self->e.out);
+	ASSERT_TRUE(valor_cc(_metadata, &self->e, "lost_partner", "-O1",
+			     "-iquote", "$I", "-o", "$O/lost_partner",
+			     "$P/lost_partner.c", "$S", NULL));
+	read_line = line_of(&self->e, "lost_partner.c", "racy: the read");
+	write_line = line_of(&self->e, "lost_partner.c", "racy: the write");
+	lone_line = line_of(&self->e, "lost_partner.c", "racy: the lone read");
+	ASSERT_LT(0, read_line);
+	ASSERT_LT(0, write_line);
+	ASSERT_LT(0, lone_line);
+	snprintf(read_at, sizeof(read_at), "conflict lost_partner.c:%d in ",
+		 read_line);
+	snprintf(write_at, sizeof(write_at), "lost_partner.c:%d", write_line);
+	snprintf(lone_at, sizeof(lone_at), "lost_partner.c:%d", lone_line);
+	run_with_options(_metadata, &self->e, bin, "analysis=valor", &r);
+	EXPECT_TRUE(r.exited && r.status == EXIT_CONFLICTS)
+	TH_LOG("exit %d: %s", r.status, r.output);
+	EXPECT_EQ(2, count_of(r.output, "WARNING: valor:"))
+	TH_LOG("not one report per read line: %s", r.output);
+	EXPECT_EQ(1, count_of(r.output, read_at))
+	TH_LOG("the first read is not summed up once: %s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, write_at))
+	TH_LOG("the first read's partner is not named: %s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, lone_at))
+	TH_LOG("the lone read is not reported: %s", r.output);
+	EXPECT_EQ(1, count_of(r.output, "(site and thread not found: no "
+					"write log holds this write any more)"))
+	TH_LOG("the unknown partner is not explained once: %s", r.output);
+	EXPECT_EQ(NULL, strstr(r.output, "Thread T0"))
+	TH_LOG("an unknown thread is described: %s", r.output);
+	EXPECT_NE(NULL, strstr(r.output, "lost_partner done"))
+	TH_LOG("the program did not finish: %s", r.output);
+	run_result_free(&r);
+}
+
+/*
  * A signal that arrives while the runtime prints a report runs once the
  * report is out (signal_in_report.c): its handler waits for a thread
  * that has a report of its own to print, so run in the middle of the
