@@ -498,6 +498,32 @@ static inline unsigned rlog_group_run(uint64_t cell, unsigned step,
 }
 
 /*
+ * Whether filter bytes @have hold all of @n cells @step apart (1 or 2),
+ * eight bytes at a look: a run the region has read already, the rows a
+ * stencil reads again (ocean's row above), without a branch per cell.
+ */
+static inline bool rfilter_run_held(const uint8_t *have, unsigned n,
+				    unsigned step)
+{
+	const uint64_t sel = step == 1 ? ~0ULL : 0x00ff00ff00ff00ffULL;
+	unsigned bytes = (n - 1) * step + 1, i = 0;
+
+	if (step > 2)
+		return false;
+	for (; i + 8 <= bytes; i += 8) {
+		uint64_t v;
+
+		__builtin_memcpy(&v, have + i, sizeof(v));
+		if ((v & sel) != sel)
+			return false;
+	}
+	for (; i < bytes; i += step)
+		if (have[i] != 0xff)
+			return false;
+	return true;
+}
+
+/*
  * A read of @n whole cells of one group, @step cells apart from @cell
  * on (1: a range; 2: every other element of an array of doubles), as a
  * sweep makes them: the cells the filter does not hold yet, from the
@@ -514,17 +540,19 @@ static inline __attribute__((always_inline)) unsigned
 valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		 uint64_t cell, unsigned n, unsigned step, uint64_t site)
 {
-	const shadow_word *leaf =
-		shadow_fast_leaf(top, cell << CELL_SHIFT, CELL_SIZE);
 	uint64_t tag = rfilter_tag(cell, th->rgen), w0 = 0, cells = 0, own = 0;
 	uint64_t *tagp = rfilter_tag_of(th->rfilter, cell);
 	uint8_t *have = rfilter_mask_of(th->rfilter, cell);
 	bool fresh = *tagp != tag;
+	const shadow_word *leaf;
 	unsigned k;
 
 	_Static_assert(SHADOW_LEAF_WORDS % RLOG_GROUP_CELLS == 0 &&
 			       RFILTER_CHUNK_CELLS % RLOG_GROUP_CELLS == 0,
 		       "a group lies in one leaf and one filter chunk");
+	if (!fresh && rfilter_run_held(have, n, step))
+		return n;
+	leaf = shadow_fast_leaf(top, cell << CELL_SHIFT, CELL_SIZE);
 	if (!leaf || th->rlog_n == th->rlog_cap)
 		return 0;
 	leaf += cell & (SHADOW_LEAF_WORDS - 1);

@@ -171,4 +171,41 @@ TEST_F(filter, a_span_across_the_end_of_the_masks_is_not_held)
 	EXPECT_FALSE(rfilter_holds_span(self->t, BASE + wrap - 8, 16));
 }
 
+/*
+ * A walk's look at a run of cells one or two apart (rfilter_run_held(),
+ * eight mask bytes at a time) holds the run exactly when each of its
+ * cells is held whole, over reads that leave out every seventh cell
+ * and half of another, for every start, length and step in a group.
+ */
+TEST_F(filter, a_run_is_held_exactly_when_each_of_its_cells_is)
+{
+	const uint64_t first = BASE >> CELL_SHIFT;
+	const uint8_t *have = rfilter_mask_of(self->t->rfilter, first);
+
+	for (unsigned c = 0; c < RLOG_GROUP_CELLS; c++)
+		if (c % 7 != 3)
+			ASSERT_EQ(0, valor_access(self->t, BASE + c * CELL_SIZE,
+						  c == 40 ? 4 : CELL_SIZE,
+						  false, 1));
+	ASSERT_EQ(rfilter_tag(first, self->t->rgen),
+		  *rfilter_tag_of(self->t->rfilter, first));
+	for (unsigned step = 1; step <= 2; step++) {
+		for (unsigned at = 0; at < RLOG_GROUP_CELLS; at++) {
+			unsigned most = (RLOG_GROUP_CELLS - 1 - at) / step + 1;
+
+			for (unsigned n = 1; n <= most; n++) {
+				bool each = true;
+
+				for (unsigned k = 0; k < n; k++)
+					each &= rfilter_holds(
+						self->t, first + at + k * step,
+						0xff);
+				EXPECT_EQ(each,
+					  rfilter_run_held(have + at, n, step))
+				TH_LOG("step %u, cells %u..+%u", step, at, n);
+			}
+		}
+	}
+}
+
 TEST_HARNESS_MAIN
