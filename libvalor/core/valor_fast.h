@@ -588,10 +588,13 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		rfilter_clear(th->rfilter, cell);
 		*tagp = tag;
 	}
-	cells |= own;
+	/*
+	 * Each of the first k cells is held whole already or taken now
+	 * (anything else stopped the loop), so the filter holds them all:
+	 * no test of the cell's bit per byte stored.
+	 */
 	for (unsigned i = 0; i < k; i++)
-		if (cells >> ((cell + i * step) & (RLOG_GROUP_CELLS - 1)) & 1)
-			have[i * step] = 0xff;
+		have[i * step] = 0xff;
 	if (own)
 		rfilter_note_owned(th, cell, cell + (uint64_t)k * step);
 	return k;
