@@ -989,12 +989,46 @@ out:
 	return conflict_deliver(th);
 }
 
+/*
+ * The cells of a strided write the region now owns whole go into the
+ * filter, as a read of them would put them (rlog_take_read()): a
+ * stencil that writes every other cell of a row and then reads the row
+ * whole (red-black relaxation) finds the row held, a look at its chunks,
+ * instead of a cell word per cell.
+ */
+static void rfilter_note_written(struct valor_thread *th, uint64_t cell,
+				 uint64_t end, unsigned step)
+{
+	shadow_word *p = NULL;
+	uint64_t first = 0, last = 0;
+
+	for (; cell < end; cell += step) {
+		if (!p || (cell & (SHADOW_LEAF_WORDS - 1)) < step)
+			p = shadow_peek(&th->ctx->shadow, cell);
+		else
+			p += step;
+		if (!p)
+			break;
+		if (!vw_read_of_own_write(
+			    th, atomic_load_explicit(p, memory_order_relaxed)))
+			continue;
+		rfilter_note(th, cell, 0xff);
+		if (!last)
+			first = cell;
+		last = cell + 1;
+	}
+	if (last)
+		rfilter_note_owned(th, first, last);
+}
+
 int valor_o_write_cells(struct valor_thread *th, uint64_t cell, uint64_t count,
 			unsigned step, uint64_t site)
 {
 	bool eager = false;
 
 	write_whole_cells(th, cell, cell + count * step, step, site, &eager);
+	if (th->mode == THREAD_FAST)
+		rfilter_note_written(th, cell, cell + count * step, step);
 	if (eager)
 		validate_before_eager(th);
 	return conflict_deliver(th);

@@ -1312,6 +1312,36 @@ TEST_F(two_roots, every_other_cell_read_is_validated_cell_by_cell)
 }
 
 /*
+ * A strided write puts the cells it owns into the read filter, so that
+ * the row's read after it (red-black relaxation) finds them held; the
+ * cells between them are still the read's to log and validate.
+ */
+TEST_F(two_roots, a_row_read_after_its_strided_write_still_logs_the_gaps)
+{
+	const uint64_t base = 0x7a80000;
+	uint64_t n;
+
+	EXPECT_EQ(0, valor_access_strided(self->t1, base, 8, 16, 64, true, 3));
+	n = reads_logged(self->ctx);
+	EXPECT_EQ(0, valor_access(self->t1, base, 128 * 8, false, 4));
+	/* The odd cells of two groups, one entry each. */
+	EXPECT_EQ(n + 2, reads_logged(self->ctx));
+	EXPECT_EQ(0, valor_access(self->t2, base + 8 * 7, 8, true, 5));
+	EXPECT_EQ(0, self->s.n);
+	EXPECT_EQ(1, valor_access(self->t2, base + 8 * 10, 8, true, 6));
+	ASSERT_EQ(1, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_WW, self->s.v[0].kind);
+	EXPECT_EQ(3, self->s.v[0].first.site);
+	EXPECT_EQ(0, valor_region_end(self->t2));
+	EXPECT_EQ(1, valor_region_end(self->t1));
+	ASSERT_EQ(2, self->s.n);
+	EXPECT_EQ(VALOR_CONFLICT_RW, self->s.v[1].kind);
+	EXPECT_EQ(base + 8 * 7, self->s.v[1].addr);
+	EXPECT_EQ(4, self->s.v[1].first.site);
+	EXPECT_EQ(5, self->s.v[1].second.site);
+}
+
+/*
  * A range over cells the region read already, some at other words:
  * the cells the filter holds stay with the entries of their first
  * reads (a conflict names those reads), a cell read by half is logged
