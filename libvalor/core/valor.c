@@ -168,8 +168,7 @@ static bool wlog_find(struct valor_ctx *ctx, uint32_t slot, uint64_t cell,
 			continue;
 		writer_of(&e, out);
 		if (covers && !(atomic_load(&e.what) & WLOG_FREE))
-			*covers = (uint8_t)(atomic_load(&e.what) >>
-					    WLOG_MASK_SHIFT);
+			*covers = (uint8_t)(e.what >> WLOG_MASK_SHIFT);
 		found = true;
 		break;
 	}
@@ -2159,11 +2158,10 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		return;
 	w = atomic_load_explicit(p, memory_order_acquire);
 	for (;;) {
+		/* The other regions owning bytes, and which bytes. */
 		struct byte_conflicts bc = { .n = 0 };
-		uint32_t owner[CELL_SIZE] = { 0 }, owners[CELL_SIZE];
-		unsigned nown;
 		uint64_t top = 0;
-		bool any_owner = false, done;
+		bool done;
 
 		if (m != 0xff) {
 			/* Part of a cell: per byte. */
@@ -2178,52 +2176,36 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		/* The whole cell: becomes uniform, one past every byte. */
 		if (!vw_refined(w) && !(w & VW_NMASK)) {
 			/* Uniform already: one version, one possible owner. */
-			if ((w & VW_ACTIVE) && vw_slot(w) != th->slot) {
+			if ((w & VW_ACTIVE) && vw_slot(w) != th->slot)
 				for (unsigned b = 0; b < CELL_SIZE; b++)
-					owner[b] = vw_slot(w);
-				any_owner = true;
-			}
+					byte_conflict_add(&bc, vw_slot(w), b);
 			top = vw_ver(w);
 		} else {
 			for (unsigned b = 0; b < CELL_SIZE; b++) {
 				struct byte_state s =
 					vw_byte(byte_word(w, b), b);
 
-				if (s.active && s.slot != th->slot) {
-					owner[b] = s.slot;
-					any_owner = true;
-				}
+				if (s.active && s.slot != th->slot)
+					byte_conflict_add(&bc, s.slot, b);
 				/* Versions of one cell are close: modular. */
 				if (b == 0 ||
 				    ver_distance(s.ver, top) < VW_VER_MASK / 2)
 					top = s.ver;
 			}
 		}
-		nown = 0;
-		for (unsigned b = 0; b < CELL_SIZE && any_owner; b++) {
-			unsigned k = 0;
-
-			while (k < nown && owners[k] != owner[b])
-				k++;
-			if (owner[b] && k == nown)
-				owners[nown++] = owner[b];
-		}
-		if (nown && !meddle_begin(th, owners, nown)) {
+		if (bc.n && !meddle_begin(th, bc.slot, bc.n)) {
 			w = atomic_load(p);
 			continue;
 		}
 		done = atomic_compare_exchange_strong(
 			p, &w, vw_make(top + 1, th->slot, false, 0, 0));
-		meddle_end(th, owners, nown);
+		meddle_end(th, bc.slot, bc.n);
 		if (!done)
 			continue;
 		th->st.version_bumps++;
 		if (vw_refined(w))
 			arena_free(&th->ctx->arena, vw_block(w),
 				   8 * sizeof(shadow_word));
-		for (unsigned b = 0; b < CELL_SIZE; b++)
-			if (owner[b])
-				byte_conflict_add(&bc, owner[b], b);
 		if (report_byte_conflicts(th, VALOR_CONFLICT_WW, cell, &bc,
 					  true, site))
 			*eager = true;
