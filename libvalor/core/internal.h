@@ -387,6 +387,17 @@ static inline uint32_t rgroup_mask_for(uint32_t n, uint32_t full)
 #define RFILTER_GEN_MAX ((1U << (64 - RFILTER_GEN_SHIFT)) - 1)
 
 /*
+ * A region's first RFILTER_YOUNG_ENTRIES entries put their cells in the
+ * filter at the cell's second read, not its first.  A short region (a
+ * lookup under a lock) reads each of its few cells once, and the filter
+ * entry it would start over for each (128 mask bytes, two cache lines
+ * far from anything the program touches) cost a hash table's lookups a
+ * third of their first-read calls; a read seen twice is noted, so a
+ * loop over a few cells still stops calling after its first pass.
+ */
+#define RFILTER_YOUNG_ENTRIES 16U
+
+/*
  * A scattered write set (valor.c, wlog_spill()): one bit per line of
  * WBITS_LINE_CELLS cells (a cache line of shadow) of a shadow leaf,
  * 32 KiB of address space mapped when the leaf's first cell spills and

@@ -197,8 +197,11 @@ zfree_before_append(struct valor_thread *th, uint64_t snap)
 		valor_o_zfree_catch_up(th);
 }
 
-/* Inline: a region's every first read of a cell comes here. */
-static inline __attribute__((always_inline)) void
+/*
+ * Inline: a region's every first read of a cell comes here.  True when
+ * the read took a new entry, false when an entry had room for it.
+ */
+static inline __attribute__((always_inline)) bool
 rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	    uint64_t site)
 {
@@ -207,12 +210,13 @@ rlog_append(struct valor_thread *th, uint64_t cell, uint64_t snap, uint8_t m,
 	zfree_before_append(th, snap);
 	if (rlog_join_newest(th, cell, snap, m, site) ||
 	    rlog_join_group(th, cell, snap, m, site, &slot))
-		return;
+		return false;
 	if (unlikely(th->rlog_n == th->rlog_cap)) {
 		rlog_make_room(th);
 		zfree_before_append(th, snap); /* emptied by a validation? */
 	}
 	rlog_new_entry(th, cell, snap, m, site, slot);
+	return true;
 }
 
 /* Bit k of @cells (k < 32) to bits 2k and 2k + 1: both halves of cell k. */
@@ -471,8 +475,9 @@ rlog_take_read(struct valor_thread *th, uint64_t cell, uint64_t w, uint8_t m,
 {
 	if (vw_read_of_own_write(th, w))
 		rfilter_note_owned(th, cell, cell + 1);
-	else
-		rlog_append(th, cell, w, m, site);
+	else if (rlog_append(th, cell, w, m, site) &&
+		 th->rlog_n <= RFILTER_YOUNG_ENTRIES)
+		return; /* the filter takes the cell at its next read */
 	rfilter_note(th, cell, m);
 }
 

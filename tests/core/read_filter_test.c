@@ -21,6 +21,8 @@
 /* Far from anything else, 8-byte aligned; 600 cells span 5 filter chunks. */
 #define BASE 0x40000000ULL
 #define BYTES (600 * CELL_SIZE)
+/* 4 MiB on: other filter entries than BASE's (and its 8 MiB aliases). */
+#define YOUNG_BASE (BASE + (4ULL << 20))
 
 FIXTURE(filter)
 {
@@ -28,6 +30,18 @@ FIXTURE(filter)
 	struct valor_ctx *ctx;
 	struct valor_thread *t;
 };
+
+/*
+ * Each test but the one about young regions asks about a region past its
+ * first RFILTER_YOUNG_ENTRIES entries, whose cells go into the filter at
+ * their first read: reads of cells far from BASE (and from its filter
+ * entries), each its own entry.
+ */
+static void past_young_reads(FIXTURE_DATA(filter) * self)
+{
+	for (uint64_t k = 0; k < RFILTER_YOUNG_ENTRIES; k++)
+		valor_access(self->t, YOUNG_BASE + k * 512, 8, false, 99);
+}
 
 FIXTURE_SETUP(filter)
 {
@@ -37,6 +51,7 @@ FIXTURE_SETUP(filter)
 	ASSERT_NE(NULL, self->ctx);
 	self->t = valor_thread_create(self->ctx, NULL);
 	ASSERT_NE(NULL, self->t);
+	past_young_reads(self);
 }
 
 FIXTURE_TEARDOWN(filter)
@@ -206,6 +221,49 @@ TEST_F(filter, a_run_is_held_exactly_when_each_of_its_cells_is)
 			}
 		}
 	}
+}
+
+static uint64_t reads_logged(FIXTURE_DATA(filter) * self)
+{
+	struct valor_stats st;
+
+	valor_ctx_stats(self->ctx, &st);
+	return st.reads_logged;
+}
+
+/*
+ * A young region's first read of a cell takes an entry but no filter
+ * entry; its second read joins that entry and puts the cell in the
+ * filter, so a third is not looked at.  Past RFILTER_YOUNG_ENTRIES
+ * entries a cell is in the filter from its first read.
+ */
+TEST_F(filter, a_young_region_holds_a_cell_from_its_second_read)
+{
+	uint64_t n;
+
+	ASSERT_EQ(0, valor_region_end(self->t));
+	n = reads_logged(self);
+	ASSERT_EQ(0, valor_access(self->t, BASE, 8, false, 1));
+	EXPECT_EQ(n + 1, reads_logged(self));
+	EXPECT_FALSE(holds(self, 0, 8));
+	ASSERT_EQ(0, valor_access(self->t, BASE, 8, false, 1));
+	EXPECT_EQ(n + 1, reads_logged(self));
+	EXPECT_TRUE(holds(self, 0, 8));
+	ASSERT_EQ(0, valor_access(self->t, BASE, 8, false, 2));
+	EXPECT_EQ(n + 1, reads_logged(self));
+
+	/* Entries 2 to RFILTER_YOUNG_ENTRIES: still young. */
+	for (uint64_t k = 2; k <= RFILTER_YOUNG_ENTRIES; k++)
+		ASSERT_EQ(0,
+			  valor_access(self->t, BASE + k * 512, 8, false, 1));
+	EXPECT_EQ(n + RFILTER_YOUNG_ENTRIES, reads_logged(self));
+	EXPECT_FALSE(holds(self, RFILTER_YOUNG_ENTRIES * 512, 8));
+	/* The next entry's cell is held at once. */
+	ASSERT_EQ(0, valor_access(self->t,
+				  BASE + (RFILTER_YOUNG_ENTRIES + 1) * 512, 8,
+				  false, 1));
+	EXPECT_EQ(n + RFILTER_YOUNG_ENTRIES + 1, reads_logged(self));
+	EXPECT_TRUE(holds(self, (RFILTER_YOUNG_ENTRIES + 1) * 512, 8));
 }
 
 TEST_HARNESS_MAIN
