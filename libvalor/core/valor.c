@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 _Static_assert(VW_VER_MASK == (1ULL << WLOG_VER_BITS) - 1,
 	       "a write-log entry holds a whole version");
@@ -2595,9 +2596,38 @@ int valor_o_thread_init(struct valor_thread *th)
 	return 0;
 }
 
+/*
+ * A finished thread's filter is never looked at again, but its thread
+ * state stays until the thread is joined: the filter's pages (up to
+ * 1.1 MB) go back to the system now, so that finished threads a program
+ * joins late (a pool joined at its end) do not hold them.  The ends in
+ * pages shared with other fields are cleared instead; zeros are an
+ * empty filter.
+ */
+static void rfilter_release(struct valor_thread *th)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)th->rfilter;
+	uintptr_t end = start + sizeof(th->rfilter[0]);
+	uintptr_t from = (start + page - 1) & ~(page - 1);
+	uintptr_t to = end & ~(page - 1);
+
+	/* Only Valor's threads have one (valor_thread_create()). */
+	if (th->ctx->p.analysis != VALOR_ANALYSIS_VALOR)
+		return;
+	if (to <= from) {
+		memset(th->rfilter, 0, sizeof(th->rfilter[0]));
+		return;
+	}
+	memset((void *)start, 0, from - start);
+	madvise((void *)from, to - from, MADV_DONTNEED);
+	memset((void *)to, 0, end - to);
+}
+
 void valor_o_thread_fini(struct valor_thread *th)
 {
 	th->mode = THREAD_FULL;
+	rfilter_release(th);
 	atomic_store_explicit(&th->ctx->slots[th->slot].zfree_need, ZFREE_NONE,
 			      memory_order_release);
 	th->zfree_idle = true;

@@ -223,6 +223,27 @@ TEST_F(filter, a_run_is_held_exactly_when_each_of_its_cells_is)
 	}
 }
 
+/*
+ * A finished thread's filter pages go back to the system before its
+ * join: the filter reads as empty (zeros), to the last mask byte.
+ */
+TEST_F(filter, a_finished_thread_gives_its_filter_back)
+{
+	const struct rfilter *f = self->t->rfilter;
+	const uint64_t first = BASE >> CELL_SHIFT;
+	size_t nonzero = 0;
+
+	ASSERT_EQ(0, valor_access(self->t, BASE, BYTES, false, 1));
+	ASSERT_NE(0, *rfilter_tag_of(self->t->rfilter, first));
+	ASSERT_EQ(0xff, *rfilter_mask_of(self->t->rfilter, first));
+	valor_thread_exit(self->t);
+	for (size_t i = 0; i < RFILTER_ENTRIES; i++)
+		nonzero += f->tag[i] != 0;
+	for (size_t i = 0; i < sizeof(f->mask); i++)
+		nonzero += ((const uint8_t *)f->mask)[i] != 0;
+	EXPECT_EQ(0, nonzero);
+}
+
 static uint64_t reads_logged(FIXTURE_DATA(filter) * self)
 {
 	struct valor_stats st;
