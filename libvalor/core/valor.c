@@ -2606,15 +2606,16 @@ int valor_o_thread_init(struct valor_thread *th)
  */
 static void rfilter_release(struct valor_thread *th)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)th->rfilter;
-	uintptr_t end = start + sizeof(th->rfilter[0]);
-	uintptr_t from = (start + page - 1) & ~(page - 1);
-	uintptr_t to = end & ~(page - 1);
+	uintptr_t page, start, end, from, to;
 
 	/* Only Valor's threads have one (valor_thread_create()). */
 	if (th->ctx->p.analysis != VALOR_ANALYSIS_VALOR)
 		return;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	start = (uintptr_t)th->rfilter;
+	end = start + sizeof(th->rfilter[0]);
+	from = (start + page - 1) & ~(page - 1);
+	to = end & ~(page - 1);
 	if (to <= from) {
 		memset(th->rfilter, 0, sizeof(th->rfilter[0]));
 		return;
