@@ -43,14 +43,24 @@ static atomic_int report_lock;
 static _Atomic uint64_t seen[SEEN_SLOTS];
 static atomic_ullong repeated;
 
+/*
+ * The last round of every key below: @h mixed with @tag (the conflict's
+ * kind, and high bits that keep one set of keys apart from another).
+ * Never 0, the empty slot.
+ */
+static uint64_t key_finish(uint64_t h, uint64_t tag)
+{
+	h = (h ^ (h >> 32) ^ tag) * 0x94D049BB133111EBULL;
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
 static uint64_t pair_key(const struct valor_conflict *c)
 {
 	uint64_t h = c->first.site * 0x9E3779B97F4A7C15ULL;
 
 	h = (h ^ (h >> 29) ^ c->second.site) * 0xBF58476D1CE4E5B9ULL;
-	h = (h ^ (h >> 32) ^ c->kind) * 0x94D049BB133111EBULL;
-	h ^= h >> 31;
-	return h ? h : 1;
+	return key_finish(h, c->kind);
 }
 
 /*
@@ -62,11 +72,7 @@ static uint64_t pair_key(const struct valor_conflict *c)
  */
 static uint64_t side_key(uint64_t site, uint32_t kind)
 {
-	uint64_t h = (site ^ 0x3ULL << 60) * 0x9E3779B97F4A7C15ULL;
-
-	h = (h ^ (h >> 32) ^ kind) * 0x94D049BB133111EBULL;
-	h ^= h >> 31;
-	return h ? h : 1;
+	return key_finish((site ^ 0x3ULL << 60) * 0x9E3779B97F4A7C15ULL, kind);
 }
 
 /* The known site of a pair whose other site is not known, or 0. */
@@ -104,9 +110,7 @@ static uint64_t line_key(const struct rt_report *r)
 	h = (h ^ (h >> 29) ^ str_hash(b->file) ^ b->line) *
 	    0xBF58476D1CE4E5B9ULL;
 	/* The high bits keep line keys apart from pair_key()'s. */
-	h = (h ^ (h >> 32) ^ r->c->kind ^ 0x5ULL << 56) * 0x94D049BB133111EBULL;
-	h ^= h >> 31;
-	return h ? h : 1;
+	return key_finish(h, r->c->kind ^ 0x5ULL << 56);
 }
 
 /*
@@ -116,15 +120,11 @@ static uint64_t line_key(const struct rt_report *r)
  */
 static uint64_t side_line_key(const struct rt_frame *f, uint32_t kind)
 {
-	uint64_t h;
-
 	if (!f || !f->file || !f->line)
 		return 0;
-	h = (str_hash(f->file) ^ f->line ^ 0x9ULL << 56) *
-	    0x9E3779B97F4A7C15ULL;
-	h = (h ^ (h >> 32) ^ kind) * 0x94D049BB133111EBULL;
-	h ^= h >> 31;
-	return h ? h : 1;
+	return key_finish((str_hash(f->file) ^ f->line ^ 0x9ULL << 56) *
+				  0x9E3779B97F4A7C15ULL,
+			  kind);
 }
 
 /*
