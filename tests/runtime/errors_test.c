@@ -657,16 +657,6 @@ TEST_F_TIMEOUT(errors, a_write_gone_from_the_write_log_names_its_thread, 120)
 	run_result_free(&r);
 }
 
-/* How many times @needle occurs in @hay. */
-static int count_of(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
-}
-
 /*
  * Conflicts whose other access no write log holds (lost_partner.c).  A
  * read already reported with the write it met is not reported again

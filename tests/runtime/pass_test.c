@@ -132,13 +132,11 @@ static char *function_body(const char *ir, const char *fn)
 static int count_in(const char *ir, const char *fn, const char *needle)
 {
 	char *body = function_body(ir, fn);
-	int n = 0;
+	int n;
 
 	if (!body)
 		return -1;
-	for (const char *p = strstr(body, needle); p;
-	     p = strstr(p + strlen(needle), needle))
-		n++;
+	n = count_of(body, needle);
 	free(body);
 	return n;
 }

@@ -294,6 +294,16 @@ static inline const char *tail_of(const char *s, size_t max)
 	return *t ? t + 1 : s + n - max;
 }
 
+/* How many times @needle occurs in @hay, without overlaps. */
+static inline int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
 /* An argv under construction; fixed size is plenty for the tests. */
 struct argv_buf {
 	char *v[64];
