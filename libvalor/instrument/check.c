@@ -126,3 +126,45 @@ void __valor_check_write_span(void *addr, size_t size)
 	}
 	__valor_pass_write_span(addr, size);
 }
+
+/*
+ * Before a lock call, the first accesses of the critical section
+ * (valor_pass.cpp, prefetchAtLocks()): their memory and, for a thread
+ * on Valor's fast path, their cell words, fetched while the runtime
+ * ends the region.  Nothing is read but the thread's mode and the
+ * shadow table, and nothing written: a prefetch of an address that is
+ * not mapped does not fault.
+ */
+static inline __attribute__((always_inline)) void prefetch_cell(void *addr,
+								bool is_write)
+{
+	struct valor_thread *th = rt_cur_vt;
+	uintptr_t a = (uintptr_t)addr;
+	shadow_word *leaf;
+
+	if (is_write)
+		__builtin_prefetch(addr, 1);
+	else
+		__builtin_prefetch(addr, 0);
+	if (!th || th->mode != THREAD_FAST)
+		return;
+	leaf = shadow_fast_leaf(rt_shadow_top, a, 1);
+	if (!leaf)
+		return;
+	if (is_write)
+		__builtin_prefetch(
+			&leaf[(a >> CELL_SHIFT) & (SHADOW_LEAF_WORDS - 1)], 1);
+	else
+		__builtin_prefetch(
+			&leaf[(a >> CELL_SHIFT) & (SHADOW_LEAF_WORDS - 1)], 0);
+}
+
+void __valor_prefetch_read(void *addr)
+{
+	prefetch_cell(addr, false);
+}
+
+void __valor_prefetch_write(void *addr)
+{
+	prefetch_cell(addr, true);
+}

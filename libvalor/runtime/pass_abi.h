@@ -6,7 +6,9 @@
  * The pass inlines the runtime's own access check into the program: it
  * inserts a call to __valor_check_{read,write}{1,2,4,8,16}(addr) before
  * an access (__valor_check_{read,write}_span(addr, size) before the
- * first of neighbouring accesses it checks as one) and inlines the definition compiled from
+ * first of neighbouring accesses it checks as one, and
+ * __valor_prefetch_{read,write}(addr) before a lock call for the first
+ * accesses of the critical section) and inlines the definition compiled from
  * libvalor/instrument/check.c, which includes the runtime's headers.
  * The check therefore sees the runtime's structures (the thread state
  * behind rt_cur_vt, the shadow table, the read filter) laid out exactly

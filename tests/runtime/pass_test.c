@@ -279,6 +279,40 @@ TEST_F_TIMEOUT(shapes,
 	EXPECT_LT(0, count_in(self->ir, "reallocated_block", "@__tsan_write"));
 }
 
+/*
+ * Each access fetched before a lock is two prefetches once the check is
+ * inlined (its memory and its cell word): counted against a build with
+ * the step off, since the inlined check prefetches on its own paths.
+ */
+TEST_F_TIMEOUT(shapes,
+	       a_critical_sections_first_accesses_are_fetched_before_the_lock,
+	       120)
+{
+	int on[3], off[3];
+	const char *fns[3] = { "lookup_under_lock", "deref_under_lock",
+			       "reread" };
+
+	ASSERT_TRUE(compile_ir(_metadata, self, "prefetch", NULL));
+	for (int i = 0; i < 3; i++)
+		on[i] = count_in(self->ir, fns[i], "@llvm.prefetch");
+	ASSERT_TRUE(compile_ir(_metadata, self, "noprefetch", "-mllvm",
+			       "-valor-prefetch-at-locks=0", NULL));
+	for (int i = 0; i < 3; i++)
+		off[i] = count_in(self->ir, fns[i], "@llvm.prefetch");
+	/* table and table[h]; not the node. */
+	EXPECT_EQ(4, on[0] - off[0])
+	TH_LOG("lookup_under_lock: %d prefetches, %d without the step", on[0],
+	       off[0]);
+	/* *pp; not (*pp)->key. */
+	EXPECT_EQ(2, on[1] - off[1])
+	TH_LOG("deref_under_lock: %d prefetches, %d without the step", on[1],
+	       off[1]);
+	/* No lock, nothing added. */
+	EXPECT_EQ(0, on[2] - off[2])
+	TH_LOG("reread: %d prefetches, %d without the step", on[2], off[2]);
+	EXPECT_LE(0, off[0]);
+}
+
 TEST_F_TIMEOUT(shapes, atomics_become_runtime_calls_with_their_orders, 120)
 {
 	ASSERT_TRUE(compile_ir(_metadata, self, "atomics", CALLS_OFF, NULL));

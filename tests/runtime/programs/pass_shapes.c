@@ -37,6 +37,44 @@ int reread_across_lock(volatile int *p)
 	return a;
 }
 
+/* A hash chain under a lock. */
+struct chain {
+	struct chain *next;
+	long key;
+};
+
+struct chain **table;
+
+/*
+ * The bucket's address is known before the lock (a load of the global
+ * table pointer and an index): table and table[h] are fetched before
+ * the call, the node that table[h] names is not.
+ */
+int lookup_under_lock(unsigned long h)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&lock);
+	for (struct chain *c = table[h]; c; c = c->next)
+		if (c->key == (long)h) {
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+/* *pp is fetched; (*pp)->key's address is only known under the lock. */
+long deref_under_lock(struct chain **pp)
+{
+	long k;
+
+	pthread_mutex_lock(&lock);
+	k = (*pp)->key;
+	pthread_mutex_unlock(&lock);
+	return k;
+}
+
 /* A write check only: a write covers a later read. */
 int read_after_write(volatile int *p)
 {
