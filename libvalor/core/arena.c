@@ -4,7 +4,6 @@
 
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 struct arena_chunk {
 	struct arena_chunk *next;
@@ -107,12 +106,8 @@ static void *alloc_large(struct arena *a, size_t size)
 static void free_large(struct arena *a, void *p)
 {
 	struct arena_large *l = (void *)((char *)p - LARGE_HEADER);
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
-	uintptr_t to = ((uintptr_t)l + l->bytes) & ~(uintptr_t)(page - 1);
 
-	if (to > from)
-		madvise((void *)from, to - from, MADV_DONTNEED);
+	eng_zero(p, l->bytes - LARGE_HEADER);
 	eng_lock(&a->lock);
 	a->bytes -= l->bytes;
 	eng_unlock(&a->lock);

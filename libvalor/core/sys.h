@@ -24,6 +24,13 @@
 #include <cpuid.h>
 #endif
 
+/*
+ * [@p, @p + @n) reads as zeros from now on: the whole pages inside it go
+ * back to the system (private anonymous memory refills with zeros), the
+ * bytes at either end that share a page with other data are cleared.
+ */
+void eng_zero(void *p, size_t n);
+
 /* glibc's allocator itself, below any interposed malloc. */
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t n, size_t size);

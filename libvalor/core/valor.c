@@ -43,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 _Static_assert(VW_VER_MASK == (1ULL << WLOG_VER_BITS) - 1,
 	       "a write-log entry holds a whole version");
@@ -2600,29 +2599,14 @@ int valor_o_thread_init(struct valor_thread *th)
  * A finished thread's filter is never looked at again, but its thread
  * state stays until the thread is joined: the filter's pages (up to
  * 1.1 MB) go back to the system now, so that finished threads a program
- * joins late (a pool joined at its end) do not hold them.  The ends in
- * pages shared with other fields are cleared instead; zeros are an
+ * joins late (a pool joined at its end) do not hold them.  Zeros are an
  * empty filter.
  */
 static void rfilter_release(struct valor_thread *th)
 {
-	uintptr_t page, start, end, from, to;
-
 	/* Only Valor's threads have one (valor_thread_create()). */
-	if (th->ctx->p.analysis != VALOR_ANALYSIS_VALOR)
-		return;
-	page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	start = (uintptr_t)th->rfilter;
-	end = start + sizeof(th->rfilter[0]);
-	from = (start + page - 1) & ~(page - 1);
-	to = end & ~(page - 1);
-	if (to <= from) {
-		memset(th->rfilter, 0, sizeof(th->rfilter[0]));
-		return;
-	}
-	memset((void *)start, 0, from - start);
-	madvise((void *)from, to - from, MADV_DONTNEED);
-	memset((void *)to, 0, end - to);
+	if (th->ctx->p.analysis == VALOR_ANALYSIS_VALOR)
+		eng_zero(th->rfilter, sizeof(th->rfilter[0]));
 }
 
 void valor_o_thread_fini(struct valor_thread *th)

@@ -102,8 +102,8 @@ const char ThreadFence[] = "__tsan_atomic_thread_fence";
 const char SignalFence[] = "__tsan_atomic_signal_fence";
 const char AbiSymbol[] = VALOR_PASS_ABI_SYMBOL_NAME;
 /* [is_write]: the cell word and the memory of an access, prefetched. */
-const char Prefetch[2][24] = { "__valor_prefetch_read",
-			       "__valor_prefetch_write" };
+const char *const Prefetch[2] = { "__valor_prefetch_read",
+				  "__valor_prefetch_write" };
 /* The calls that take a lock: the critical section starts after them. */
 const char *const Acquires[] = {
 	"pthread_mutex_lock",
@@ -2196,17 +2196,16 @@ void Instrumenter::prefetchAtLocks(Function &F, ArrayRef<Access> Accesses)
 	const unsigned MaxAccesses = 2, MaxInstructions = 48;
 	DenseMap<const Instruction *, const Access *> Checked;
 	SmallVector<Instruction *, 8> Locks;
-	DominatorTree *DT = nullptr;
 
-	for (const Access &A : Accesses)
-		if (A.Size)
-			Checked[A.Inst] = &A;
 	for (Instruction &I : instructions(F))
 		if (isAcquire(I))
 			Locks.push_back(&I);
-	if (Locks.empty() || Checked.empty())
+	if (Locks.empty())
 		return;
-	DT = &FAM.getResult<DominatorTreeAnalysis>(F);
+	for (const Access &A : Accesses)
+		if (A.Size)
+			Checked[A.Inst] = &A;
+	const DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
 	for (Instruction *Lock : Locks) {
 		BasicBlock::iterator It = std::next(Lock->getIterator());
 		BasicBlock *BB = Lock->getParent();
@@ -2230,7 +2229,7 @@ void Instrumenter::prefetchAtLocks(Function &F, ArrayRef<Access> Accesses)
 				continue;
 			}
 			SmallVector<Instruction *, 4> Made;
-			Value *Ptr = availableAt(Hit->second->Ptr, Lock, *DT, 4,
+			Value *Ptr = availableAt(Hit->second->Ptr, Lock, DT, 4,
 						 Made);
 
 			Found++;
