@@ -78,13 +78,12 @@ struct valor_ctx *valor_ctx_new(const struct valor_params *params)
 	 * FastRCD and FastTrack records are 64 bytes a cell: their shadow is
 	 * dense where used, and time is what they are measured by, so their
 	 * leaves take huge pages (more memory only where accesses are sparse);
-	 * Valor's is kept small (one word a cell, 4 KiB pages).
+	 * Valor's is kept small (32 bits a cell, 4 KiB pages).
 	 */
-	err = shadow_init(&ctx->shadow,
-			  ctx->p.analysis == VALOR_ANALYSIS_VALOR ?
-				  CELL_SHIFT :
-				  HB_CELL_SHIFT,
-			  ctx->p.analysis != VALOR_ANALYSIS_VALOR);
+	err = shadow_init(
+		&ctx->shadow,
+		ctx->p.analysis == VALOR_ANALYSIS_VALOR ? 2 : HB_CELL_SHIFT,
+		ctx->p.analysis != VALOR_ANALYSIS_VALOR);
 	if (err)
 		goto err_sync;
 	arena_init(&ctx->arena);
@@ -177,6 +176,13 @@ void valor_ctx_stats(struct valor_ctx *ctx, struct valor_stats *out)
 	eng_unlock(&ctx->lock);
 	out->shadow_bytes =
 		atomic_load(&ctx->shadow.mapped_bytes) + ctx->arena.bytes;
+	if (ctx->shadow.wide) {
+		uint32_t next = atomic_load(&ctx->shadow.wide_next);
+
+		out->cells_wide =
+			(next < SHADOW_WIDE_WORDS ? next : SHADOW_WIDE_WORDS) -
+			1;
+	}
 }
 
 const char *valor_analysis_name(enum valor_analysis a)

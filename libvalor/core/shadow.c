@@ -27,7 +27,38 @@ int shadow_init(struct shadow *s, unsigned record_shift, bool huge)
 	eng_lock_init(&s->leaves_lock);
 	s->leaves = NULL;
 	s->nleaves = s->leaves_cap = 0;
+	s->wide = NULL;
+	atomic_init(&s->wide_next, 1);
+	if (record_shift == 2) {
+		s->wide = reserve(SHADOW_WIDE_WORDS * sizeof(shadow_word));
+		if (!s->wide) {
+			munmap(s->top, TOP_BYTES);
+			s->top = NULL;
+			return -ENOMEM;
+		}
+	}
 	return 0;
+}
+
+/*
+ * Wide words are never given back: a cell that needed one keeps it (its
+ * version only grows), so the table holds one word per such cell, plus
+ * one for each lost race to make a cell wide.
+ */
+uint32_t shadow_wide_new(struct shadow *s)
+{
+	uint32_t i = atomic_fetch_add_explicit(&s->wide_next, 1,
+					       memory_order_relaxed);
+
+	if (i >= SHADOW_WIDE_WORDS) {
+		atomic_store_explicit(&s->wide_next, SHADOW_WIDE_WORDS,
+				      memory_order_relaxed);
+		return 0;
+	}
+	if (!(i % (4096 / sizeof(shadow_word))))
+		atomic_fetch_add_explicit(&s->mapped_bytes, 4096,
+					  memory_order_relaxed);
+	return i;
 }
 
 void shadow_fini(struct shadow *s)
@@ -37,6 +68,8 @@ void shadow_fini(struct shadow *s)
 	for (size_t i = 0; i < s->nleaves; i++)
 		munmap(s->leaves[i], s->leaf_bytes);
 	eng_free(s->leaves);
+	if (s->wide)
+		munmap(s->wide, SHADOW_WIDE_WORDS * sizeof(shadow_word));
 	munmap(s->top, TOP_BYTES);
 	s->top = NULL;
 }

@@ -7,8 +7,9 @@
  * become resident, so an untouched record reads as zero, every
  * analysis's initial state.
  *
- * What a record is belongs to the analysis: Valor-O's is one 64-bit word
- * (valor.c, and the accessors below); FastRCD's and FastTrack's is a
+ * What a record is belongs to the analysis: Valor-O's is one 32-bit cell
+ * word (valor_word.h, and the accessors below), with a table of 64-bit
+ * words beside the leaves for the cells that outgrow it; FastRCD's and FastTrack's is a
  * 64-byte struct hb_cell (hbcell.h), which keeps their metadata where
  * the address maps it instead of behind a pointer.  Leaves are installed
  * with a compare-and-swap and never removed while the context lives, so
@@ -31,12 +32,24 @@
 #define SHADOW_TOP_ENTRIES (1UL << (SHADOW_ADDR_BITS - SHADOW_LEAF_SHIFT))
 
 typedef _Atomic uint64_t shadow_word;
+/* Valor-O's record: a 32-bit cell word (valor_word.h). */
+typedef _Atomic uint32_t cell_word;
+
+/*
+ * Wide words: the 64-bit cell words of the cells whose state a 32-bit
+ * word cannot hold, by index (valor_word.h).  Index 0 is never handed
+ * out.
+ */
+#define SHADOW_WIDE_BITS 24
+#define SHADOW_WIDE_WORDS (1UL << SHADOW_WIDE_BITS)
 
 struct shadow {
 	shadow_word *_Atomic *top;
 	size_t leaf_bytes; /* SHADOW_LEAF_WORDS records of the analysis */
 	bool huge; /* leaves in transparent huge pages */
 	_Atomic uint64_t mapped_bytes;
+	shadow_word *wide; /* SHADOW_WIDE_WORDS, reserved; NULL: none */
+	_Atomic uint32_t wide_next;
 	/* Installed leaves, for shadow_fini(); appended under @leaves_lock. */
 	struct eng_lock leaves_lock;
 	shadow_word **leaves;
@@ -44,13 +57,17 @@ struct shadow {
 };
 
 /*
- * @record_shift: log2 of the bytes of one cell's record (3: a word);
+ * @record_shift: log2 of the bytes of one cell's record (2: a cell word,
+ * with a table of wide words beside it);
  * @huge: ask for transparent huge pages for the leaves (fewer page
  * faults and TLB flushes; more memory where accesses are sparse).
  */
 int shadow_init(struct shadow *s, unsigned record_shift, bool huge);
 void shadow_fini(struct shadow *s);
 shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index);
+/* A fresh wide word, or 0 when all are taken (shadow.c). */
+uint32_t shadow_wide_new(struct shadow *s);
+
 /*
  * [@addr, @addr + @size) is a new block large enough to be used whole
  * (SHADOW_DENSE_MIN): its records may take huge pages.
@@ -113,6 +130,32 @@ static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
 			return NULL;
 	}
 	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+}
+
+/* The cell word of @cell, or NULL if its leaf was never created. */
+static inline cell_word *shadow_cell_peek(struct shadow *s, uint64_t cell)
+{
+	cell_word *leaf = shadow_leaf_peek(s, cell);
+
+	return leaf ? &leaf[cell & (SHADOW_LEAF_WORDS - 1)] : NULL;
+}
+
+/* The cell word of @cell, creating its leaf; NULL only when out of memory. */
+static inline cell_word *shadow_cell_get(struct shadow *s, uint64_t cell)
+{
+	cell_word *leaf = shadow_leaf_get(s, cell);
+
+	return leaf ? &leaf[cell & (SHADOW_LEAF_WORDS - 1)] : NULL;
+}
+
+/* Cell words @from and @to (mremap), as shadow_move_pair() does. */
+static inline cell_word *shadow_cell_move_pair(struct shadow *s, uint64_t from,
+					       uint64_t to, cell_word **src)
+{
+	*src = shadow_cell_peek(s, from);
+	if (!*src && !shadow_leaf_peek(s, to))
+		return NULL;
+	return shadow_cell_get(s, to);
 }
 
 /*

@@ -5,7 +5,8 @@
  * read-write detection by read-log validation at region end.
  *
  * Cell word (one per 8-byte cell, updated only by compare-and-swap, so no
- * version increment is ever lost):
+ * version increment is ever lost; the shadow keeps it in 32 bits where
+ * it fits, valor_word.h says how):
  *
  *   63          28 27   24  23     22      8  7       0
  *  +--------------+-------+------+---------+---------+
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 _Static_assert(VW_VER_MASK == (1ULL << WLOG_VER_BITS) - 1,
 	       "a write-log entry holds a whole version");
@@ -410,6 +412,40 @@ static bool cas_over(struct valor_thread *th, shadow_word *p, uint64_t *w,
 	return done;
 }
 
+/* The same for the cell word at @p (cw_cas()). */
+static bool cell_cas_over(struct valor_thread *th, cell_word *p, uint64_t *w,
+			  uint64_t nw, uint32_t owner)
+{
+	struct shadow *s = &th->ctx->shadow;
+	bool done;
+
+	if (!owner || owner == th->slot)
+		return cw_cas(s, p, w, nw);
+	if (!meddle_begin(th, &owner, 1)) {
+		*w = cw_load(s, p);
+		return false;
+	}
+	done = cw_cas(s, p, w, nw);
+	meddle_end(th, &owner, 1);
+	return done;
+}
+
+uint32_t cw_widen(struct shadow *s, uint64_t w)
+{
+	static const char full[] =
+		"valor: more than 16,777,216 cells need a wide shadow word; "
+		"giving up\n";
+	uint32_t i = shadow_wide_new(s);
+
+	if (!i) {
+		if (write(STDERR_FILENO, full, sizeof(full) - 1) < 0)
+			abort();
+		abort();
+	}
+	atomic_store_explicit(&s->wide[i], w, memory_order_relaxed);
+	return i << 8 | CW_ESCAPE;
+}
+
 /* The slot of another region that owns bytes of compact word @w, or 0. */
 static uint32_t other_owner(const struct valor_thread *th, uint64_t w)
 {
@@ -419,7 +455,7 @@ static uint32_t other_owner(const struct valor_thread *th, uint64_t w)
 /* --- refinement */
 
 static __attribute__((noinline)) bool refine(struct valor_thread *th,
-					     shadow_word *p, uint64_t w)
+					     cell_word *p, uint64_t w)
 {
 	struct valor_ctx *ctx = th->ctx;
 	shadow_word *blk = arena_alloc(&ctx->arena, 8 * sizeof(*blk));
@@ -431,8 +467,9 @@ static __attribute__((noinline)) bool refine(struct valor_thread *th,
 
 		atomic_init(&blk[b], vw_make(s.ver, s.slot, s.active, 0, 0));
 	}
-	if (!cas_over(th, p, &w, ((uint64_t)(uintptr_t)blk << 8) | VW_REFINED,
-		      other_owner(th, w))) {
+	if (!cell_cas_over(th, p, &w,
+			   ((uint64_t)(uintptr_t)blk << 8) | VW_REFINED,
+			   other_owner(th, w))) {
 		arena_free(&ctx->arena, blk, 8 * sizeof(*blk));
 		return true; /* someone else changed it: the caller retries */
 	}
@@ -479,14 +516,15 @@ next_byte:;
 }
 
 /* Write bytes @m of @cell, whose word is at @p, not owned by the region. */
-static int write_cell_at(struct valor_thread *th, shadow_word *p, uint64_t cell,
+static int write_cell_at(struct valor_thread *th, cell_word *p, uint64_t cell,
 			 uint8_t m, uint64_t site, bool *eager)
 {
+	struct shadow *sh = &th->ctx->shadow;
 	uint32_t me = th->slot;
 	uint64_t w, nw;
 
 	wlog_make_room(th);
-	w = atomic_load_explicit(p, memory_order_acquire);
+	w = cw_load(sh, p);
 	for (;;) {
 		uint8_t nm = w & VW_NMASK;
 		uint32_t slot = vw_slot(w);
@@ -505,7 +543,7 @@ static int write_cell_at(struct valor_thread *th, shadow_word *p, uint64_t cell,
 			if (!vw_one_behind(w))
 				goto split;
 			nw = vw_after_catch_up(w, m);
-			if (atomic_compare_exchange_weak(p, &w, nw)) {
+			if (cw_cas(sh, p, &w, nw)) {
 				wlog_append_bytes(th, cell, m & nm, ver, site);
 				return 0;
 			}
@@ -535,7 +573,7 @@ static int write_cell_at(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		} else {
 			goto split;
 		}
-		if (atomic_compare_exchange_weak(p, &w, nw)) {
+		if (cw_cas(sh, p, &w, nw)) {
 			th->st.version_bumps++;
 			wlog_append(th, cell, m, vw_ver(nw), site);
 			return 0;
@@ -545,19 +583,19 @@ split:
 		/* Another owner, or states a compact word cannot express. */
 		if (!refine(th, p, w))
 			return -ENOMEM;
-		w = atomic_load_explicit(p, memory_order_acquire);
+		w = cw_load(sh, p);
 	}
 }
 
 static int write_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		      uint64_t site, bool *eager)
 {
-	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
+	cell_word *p = shadow_cell_get(&th->ctx->shadow, cell);
 	uint64_t w;
 
 	if (!p)
 		return -ENOMEM;
-	w = atomic_load_explicit(p, memory_order_acquire);
+	w = cw_load(&th->ctx->shadow, p);
 	/* The common case: the region owns the bytes already. */
 	if ((w & VW_ACTIVE) && vw_slot(w) == th->slot && !vw_refined(w) &&
 	    !(m & w & VW_NMASK))
@@ -649,8 +687,8 @@ static void read_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 	 * Reads create the leaf too: a free skips leaves that do not
 	 * exist, and must not skip memory with pending reads.
 	 */
-	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
-	uint64_t w = p ? atomic_load_explicit(p, memory_order_acquire) : 0;
+	cell_word *p = shadow_cell_get(&th->ctx->shadow, cell);
+	uint64_t w = p ? cw_load(&th->ctx->shadow, p) : 0;
 
 	if (vw_refined(w)) {
 		shadow_word *blk = vw_block(w);
@@ -715,7 +753,7 @@ static void validate_before_eager(struct valor_thread *th)
 	valor_o_validate(th, false);
 }
 
-int valor_o_write_cell(struct valor_thread *th, shadow_word *p, uint64_t cell,
+int valor_o_write_cell(struct valor_thread *th, cell_word *p, uint64_t cell,
 		       uint8_t m, uint64_t site)
 {
 	bool eager = false;
@@ -780,24 +818,23 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 {
 	struct wlog_entry e = { .site = site,
 				.who = wlog_who(th->tid, th->clock) };
-	shadow_word *p = NULL;
+	cell_word *p = NULL;
 	uint64_t start = cell, n = 0;
-	bool pairs = th->ctx->cas_pair && step == 1;
+	uint32_t ours = cw_owned_whole(th->slot);
 
 	for (; cell < end; cell += step) {
-		uint64_t w;
+		uint32_t c, nc;
 
 		/* A new leaf: the first cell, or one that crossed into it. */
 		if (!p || (cell & (SHADOW_LEAF_WORDS - 1)) < step) {
-			p = shadow_get(&th->ctx->shadow, cell);
+			p = shadow_cell_get(&th->ctx->shadow, cell);
 			if (!p)
 				break;
 		} else {
 			p += step;
 		}
-		w = atomic_load_explicit(p, memory_order_acquire);
-		if ((w & VW_ACTIVE) && vw_slot(w) == th->slot &&
-		    !vw_refined(w) && !(w & VW_NMASK)) {
+		c = atomic_load_explicit(p, memory_order_acquire);
+		if ((c & CW_OWNED_MASK) == ours) {
 			/* Ours: in the write set already (a row written again). */
 			if (n)
 				wspill_publish(th,
@@ -807,22 +844,49 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 			n = 0;
 			continue;
 		}
-		if (vw_refined(w) || (w & (VW_ACTIVE | VW_NMASK)))
+		/* Owned by another region, wide, bytes behind: not here. */
+		if (c & (CW_ACTIVE | CW_NMASK))
+			break;
+		nc = cw_after_whole_write(c, th->slot);
+		if (!nc)
 			break;
 		/* A run's word is reserved before its first cell is taken. */
 		if (!n && !wspill_room(th))
 			break;
-		/* Two cells a lock prefix (lu -18%): an even cell, 16 bytes. */
-		if (pairs && !(cell & 1) && cell + 1 < end &&
-		    n + 2 <= WSPILL_COUNT_MAX) {
-			uint64_t w1 = atomic_load_explicit(
-				p + 1, memory_order_acquire);
+		/*
+		 * Four cells a lock prefix where the machine has a 16-byte
+		 * compare-and-swap, two where it has not (lu -18% for two):
+		 * aligned groups, all free.
+		 */
+		if (step == 1 && th->ctx->cas_pair && !(cell & 3) &&
+		    cell + 3 < end && n + 4 <= WSPILL_COUNT_MAX) {
+			_Atomic uint64_t *q = (_Atomic uint64_t *)p;
+			uint64_t lo = atomic_load_explicit(
+					 &q[0], memory_order_acquire),
+				 hi = atomic_load_explicit(
+					 &q[1], memory_order_acquire);
+			uint64_t nlo = cw_pair_after_whole_write(lo, th->slot),
+				 nhi = cw_pair_after_whole_write(hi, th->slot);
 
-			if (!(w1 & (VW_ACTIVE | VW_NMASK)) &&
-			    eng_cas_pair(
-				    p, w, w1,
-				    vw_after_first_write(w, th->slot, 0xff),
-				    vw_after_first_write(w1, th->slot, 0xff))) {
+			if (nlo && nhi && eng_cas_pair(q, lo, hi, nlo, nhi)) {
+				th->st.version_bumps += 4;
+				if (!n)
+					start = cell;
+				n += 4;
+				cell += 3;
+				p += 3;
+				continue;
+			}
+		}
+		if (step == 1 && !(cell & 1) && cell + 1 < end &&
+		    n + 2 <= WSPILL_COUNT_MAX) {
+			_Atomic uint64_t *pair = (_Atomic uint64_t *)p;
+			uint64_t was = atomic_load_explicit(
+				pair, memory_order_acquire);
+			uint64_t now = cw_pair_after_whole_write(was, th->slot);
+
+			if (now &&
+			    atomic_compare_exchange_strong(pair, &was, now)) {
 				th->st.version_bumps += 2;
 				if (!n)
 					start = cell;
@@ -833,8 +897,8 @@ static uint64_t write_run(struct valor_thread *th, uint64_t cell, uint64_t end,
 			}
 		}
 		if (!atomic_compare_exchange_strong_explicit(
-			    p, &w, vw_after_first_write(w, th->slot, 0xff),
-			    memory_order_acq_rel, memory_order_acquire))
+			    p, &c, nc, memory_order_acq_rel,
+			    memory_order_acquire))
 			break;
 		th->st.version_bumps++;
 		if (!n)
@@ -890,7 +954,7 @@ static bool access_cells(struct valor_thread *th, uintptr_t addr, size_t size,
 	 */
 	for_each_cell(addr, size, cell, m) {
 		uintptr_t a = (cell << CELL_SHIFT) + __builtin_ctz(m);
-		shadow_word *p = NULL;
+		cell_word *p = NULL;
 		uint64_t w = 0;
 
 		switch (valor_o_fast_check(th, th->shadow_top, a, mask_bytes(m),
@@ -998,17 +1062,17 @@ out:
 static void rfilter_note_written(struct valor_thread *th, uint64_t cell,
 				 uint64_t end, unsigned step)
 {
-	shadow_word *p = NULL;
+	cell_word *p = NULL;
 	uint64_t first = 0, last = 0;
 
 	for (; cell < end; cell += step) {
 		if (!p || (cell & (SHADOW_LEAF_WORDS - 1)) < step)
-			p = shadow_peek(&th->ctx->shadow, cell);
+			p = shadow_cell_peek(&th->ctx->shadow, cell);
 		else
 			p += step;
 		if (!p)
 			break;
-		if (!vw_read_of_own_write(
+		if (!cw_read_of_own_write(
 			    th, atomic_load_explicit(p, memory_order_relaxed)))
 			continue;
 		rfilter_note(th, cell, 0xff);
@@ -1108,7 +1172,7 @@ static uint8_t check_entry(struct valor_thread *th, const struct rlog_entry *e,
 			   uint8_t which)
 {
 	return check_entry_word(th, e, which,
-				shadow_load(&th->ctx->shadow, e->cell));
+				cw_peek_load(&th->ctx->shadow, e->cell));
 }
 
 /* Bytes @mask of entry @e's group cell @cell, as an entry of its own. */
@@ -1139,13 +1203,12 @@ static struct rlog_entry more_cell(const struct rlog_entry *e, uint64_t cell,
  * split off the rest of it (validate_entry()).
  */
 static void validate_more_cell(struct valor_thread *th, struct rlog_entry *e,
-			       shadow_word *leaf, uint64_t cell, unsigned k,
+			       cell_word *leaf, uint64_t cell, unsigned k,
 			       bool keep, struct rlog_entry *split,
 			       unsigned *nsplit)
 {
-	uint64_t w = leaf ? atomic_load_explicit(
-				    &leaf[cell & (SHADOW_LEAF_WORDS - 1)],
-				    memory_order_acquire) :
+	uint64_t w = leaf ? cw_load(&th->ctx->shadow,
+				    &leaf[cell & (SHADOW_LEAF_WORDS - 1)]) :
 			    0;
 	uint8_t which = rlog_more_mask(e, k), bad;
 	struct rlog_entry one;
@@ -1172,13 +1235,17 @@ static void validate_more_cell(struct valor_thread *th, struct rlog_entry *e,
  * (ocean's red-black neighbours, each site's entry every other cell),
  * nobody wrote since.  False for any other shape of @cells.
  */
-static inline bool half_unchanged(shadow_word *leaf, uint64_t cell,
+static inline bool half_unchanged(cell_word *leaf, uint64_t cell,
 				  uint64_t cells, uint64_t snapshot)
 {
-	shadow_word *p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
+	cell_word *p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
 	unsigned step, i = 0;
-	uint64_t off = 0;
+	uint32_t off = 0, snap;
 
+	/* A wide word is never equal to a compact one. */
+	if (!cw_fits(snapshot))
+		return false;
+	snap = cw_compress(snapshot);
 	if (cells == RLOG_MORE_ALL) {
 		step = 1;
 	} else if (cells == RLOG_MORE_EVEN) {
@@ -1190,8 +1257,7 @@ static inline bool half_unchanged(shadow_word *leaf, uint64_t cell,
 		return false;
 	}
 	for (; i < 32; i += step)
-		off |= atomic_load_explicit(&p[i], memory_order_relaxed) ^
-		       snapshot;
+		off |= atomic_load_explicit(&p[i], memory_order_relaxed) ^ snap;
 	atomic_thread_fence(memory_order_acquire);
 	return !off;
 }
@@ -1203,16 +1269,15 @@ static inline bool half_unchanged(shadow_word *leaf, uint64_t cell,
  * room for it there.
  */
 static void validate_entry(struct valor_thread *th, struct rlog_entry *e,
-			   shadow_word *leaf, bool keep,
-			   struct rlog_entry *split, unsigned *nsplit)
+			   cell_word *leaf, bool keep, struct rlog_entry *split,
+			   unsigned *nsplit)
 {
 	uint64_t w = 0, base = e->cell & ~(uint64_t)(RLOG_GROUP_CELLS - 1);
 
 	if (e->mask) {
 		if (leaf)
-			w = atomic_load_explicit(
-				&leaf[e->cell & (SHADOW_LEAF_WORDS - 1)],
-				memory_order_acquire);
+			w = cw_load(&th->ctx->shadow,
+				    &leaf[e->cell & (SHADOW_LEAF_WORDS - 1)]);
 		/* Each read is reported once. */
 		if (w != e->snapshot)
 			e->mask &= ~check_entry_word(th, e, e->mask, w);
@@ -1317,7 +1382,7 @@ static bool zfree_left(struct valor_thread *th, const struct zfree *f,
 		       uint64_t cell)
 {
 	return cell >= f->lo && cell < f->hi &&
-	       !shadow_load(&th->ctx->shadow, cell);
+	       !cw_peek_load(&th->ctx->shadow, cell);
 }
 
 /*
@@ -1420,7 +1485,7 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 {
 	struct rlog_entry split[VALIDATE_SPLITS];
 	uint64_t leaf_index = UINT64_MAX;
-	shadow_word *leaf = NULL;
+	cell_word *leaf = NULL;
 	unsigned nsplit = 0;
 	uint32_t kept = 0;
 	/*
@@ -1448,8 +1513,8 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 		/* Logs run along arrays: one leaf lookup per run. */
 		if (ti != leaf_index) {
 			leaf_index = ti;
-			leaf = atomic_load_explicit(&th->ctx->shadow.top[ti],
-						    memory_order_acquire);
+			leaf = (cell_word *)atomic_load_explicit(
+				&th->ctx->shadow.top[ti], memory_order_acquire);
 		}
 		/*
 		 * Most entries of a short region are one cell nobody wrote
@@ -1457,9 +1522,9 @@ void valor_o_validate(struct valor_thread *th, bool reset)
 		 * would conclude after copying and walking the entry.
 		 */
 		if (likely(leaf && ep->mask && !(ep->more[0] | ep->more[1]) &&
-			   atomic_load_explicit(
-				   &leaf[ep->cell & (SHADOW_LEAF_WORDS - 1)],
-				   memory_order_acquire) == ep->snapshot)) {
+			   cw_load(&th->ctx->shadow,
+				   &leaf[ep->cell & (SHADOW_LEAF_WORDS - 1)]) ==
+				   ep->snapshot)) {
 			if (!reset)
 				th->rlog[kept++] = *ep;
 			continue;
@@ -1510,11 +1575,30 @@ static bool rlog_may_hold(const struct valor_thread *th, uint64_t first,
  * the load and the store of a compact word.
  */
 static inline __attribute__((always_inline)) void
-release_cell_as(struct valor_thread *th, shadow_word *p, uint64_t cell,
+release_cell_as(struct valor_thread *th, cell_word *cp, uint64_t cell,
 		bool walking, void (*hook)(struct valor_thread *, uint64_t))
 {
-	uint64_t w = atomic_load_explicit(p, memory_order_acquire);
+	uint32_t c = atomic_load_explicit(cp, memory_order_acquire);
+	shadow_word *p;
+	uint64_t w;
 
+	/* Compact: the common case, in its own form. */
+	while (!cw_wide(c) && (c & CW_ACTIVE) && cw_slot(c) == th->slot) {
+		if (walking) {
+			if (hook)
+				hook(th, cell);
+			atomic_store_explicit(cp, c & ~CW_ACTIVE,
+					      memory_order_release);
+			return;
+		}
+		if (atomic_compare_exchange_weak(cp, &c, c & ~CW_ACTIVE))
+			return;
+	}
+	if (!cw_wide(c))
+		return;
+	/* A wide word is the cell's for good: its own CAS and stores. */
+	p = cw_wide_word(&th->ctx->shadow, c);
+	w = atomic_load_explicit(p, memory_order_acquire);
 	/* Without a walk, another thread may refine the cell under us. */
 	while (!vw_refined(w) && (w & VW_ACTIVE) && vw_slot(w) == th->slot) {
 		if (walking) {
@@ -1546,7 +1630,7 @@ release_cell_as(struct valor_thread *th, shadow_word *p, uint64_t cell,
 	}
 }
 
-static void release_cell(struct valor_thread *th, shadow_word *p)
+static void release_cell(struct valor_thread *th, cell_word *p)
 {
 	release_cell_as(th, p, 0, false, NULL);
 }
@@ -1948,11 +2032,11 @@ wbits_release(struct valor_thread *th, bool walking,
 	for (uint32_t i = 0; i < th->wbits_n; i++) {
 		struct wbits *b = &th->wbits[i];
 		uint64_t base = b->leaf << (SHADOW_LEAF_SHIFT - CELL_SHIFT);
-		shadow_word *leaf;
+		cell_word *leaf;
 
 		if (b->hi <= b->lo)
 			continue;
-		leaf = shadow_peek(&th->ctx->shadow, base);
+		leaf = shadow_cell_peek(&th->ctx->shadow, base);
 		for (uint32_t k = b->lo; k < b->hi; k++) {
 			uint64_t bits = b->bits[k];
 
@@ -2094,12 +2178,12 @@ static void release_write_set(struct valor_thread *th)
 		uint64_t cell =
 			atomic_load_explicit(&e->cell, memory_order_relaxed) -
 			1;
-		shadow_word *p;
+		cell_word *p;
 
 		if (atomic_load_explicit(&e->what, memory_order_relaxed) &
 		    WLOG_FREE)
 			continue;
-		p = shadow_peek(&ctx->shadow, cell);
+		p = shadow_cell_peek(&ctx->shadow, cell);
 		if (!p)
 			continue;
 		release_cell_as(th, p, cell, walking, hook);
@@ -2110,7 +2194,7 @@ static void release_write_set(struct valor_thread *th)
 
 		for (uint64_t k = 0; k <= wspill_more(v);
 		     k++, cell += wspill_step(v)) {
-			shadow_word *p = shadow_peek(&ctx->shadow, cell);
+			cell_word *p = shadow_cell_peek(&ctx->shadow, cell);
 
 			if (p)
 				release_cell_as(th, p, cell, walking, hook);
@@ -2151,12 +2235,13 @@ static void wlog_append_free(struct valor_thread *th, uint64_t lo, uint64_t hi,
 static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 		      uint64_t site, bool *eager)
 {
-	shadow_word *p = shadow_get(&th->ctx->shadow, cell);
+	struct shadow *sh = &th->ctx->shadow;
+	cell_word *p = shadow_cell_get(sh, cell);
 	uint64_t w;
 
 	if (!p)
 		return;
-	w = atomic_load_explicit(p, memory_order_acquire);
+	w = cw_load(sh, p);
 	for (;;) {
 		/* The other regions owning bytes, and which bytes. */
 		struct byte_conflicts bc = { .n = 0 };
@@ -2168,7 +2253,7 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			if (!vw_refined(w)) {
 				if (!refine(th, p, w))
 					return;
-				w = atomic_load(p);
+				w = cw_load(sh, p);
 				continue;
 			}
 			break;
@@ -2194,11 +2279,11 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			}
 		}
 		if (bc.n && !meddle_begin(th, bc.slot, bc.n)) {
-			w = atomic_load(p);
+			w = cw_load(sh, p);
 			continue;
 		}
-		done = atomic_compare_exchange_strong(
-			p, &w, vw_make(top + 1, th->slot, false, 0, 0));
+		done = cw_cas(sh, p, &w,
+			      vw_make(top + 1, th->slot, false, 0, 0));
 		meddle_end(th, bc.slot, bc.n);
 		if (!done)
 			continue;
@@ -2241,20 +2326,26 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
  */
 static bool free_pair(struct valor_thread *th, uint64_t cell, uint64_t end)
 {
-	shadow_word *p;
-	uint64_t w0, w1;
+	cell_word *p;
+	uint64_t w0, w1, nw0, nw1, was;
 
-	if (!th->ctx->cas_pair || (cell & 1) ||
-	    ((cell + 2) << CELL_SHIFT) > end)
+	if ((cell & 1) || ((cell + 2) << CELL_SHIFT) > end)
 		return false;
-	p = shadow_peek(&th->ctx->shadow, cell);
-	w0 = atomic_load_explicit(&p[0], memory_order_acquire);
-	w1 = atomic_load_explicit(&p[1], memory_order_acquire);
-	if ((w0 | w1) & VW_NMASK || other_owner(th, w0) || other_owner(th, w1))
+	p = shadow_cell_peek(&th->ctx->shadow, cell);
+	was = atomic_load_explicit((_Atomic uint64_t *)p, memory_order_acquire);
+	/* Wide words have nmask bits: they take free_cell(). */
+	if (was & ((uint64_t)CW_NMASK << 32 | CW_NMASK))
 		return false;
-	if (!eng_cas_pair(p, w0, w1,
-			  vw_make(vw_ver(w0) + 1, th->slot, false, 0, 0),
-			  vw_make(vw_ver(w1) + 1, th->slot, false, 0, 0)))
+	w0 = cw_expand((uint32_t)was);
+	w1 = cw_expand((uint32_t)(was >> 32));
+	if (other_owner(th, w0) || other_owner(th, w1))
+		return false;
+	nw0 = vw_make(vw_ver(w0) + 1, th->slot, false, 0, 0);
+	nw1 = vw_make(vw_ver(w1) + 1, th->slot, false, 0, 0);
+	if (!cw_fits(nw0) || !cw_fits(nw1) ||
+	    !atomic_compare_exchange_strong(
+		    (_Atomic uint64_t *)p, &was,
+		    cw_compress(nw0) | (uint64_t)cw_compress(nw1) << 32))
 		return false;
 	th->st.version_bumps += 2;
 	return true;
@@ -2446,7 +2537,8 @@ int valor_o_free(struct valor_thread *th, uintptr_t addr, size_t size,
 	       zfree_publish(th, lo, hi, site);
 	for_each_present_cell(&th->ctx->shadow, addr, size, cell, m) {
 		if (lazy && m == 0xff &&
-		    !atomic_load_explicit(shadow_peek(&th->ctx->shadow, cell),
+		    !atomic_load_explicit(shadow_cell_peek(&th->ctx->shadow,
+							   cell),
 					  memory_order_relaxed))
 			continue;
 		if (m == 0xff && free_pair(th, cell, addr + size)) {
@@ -2484,13 +2576,13 @@ void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 	     cell < end; cell = shadow_next_present(sh, cell, end)) {
 		uint64_t stop =
 			(cell / SHADOW_LEAF_WORDS + 1) * SHADOW_LEAF_WORDS;
-		shadow_word *p = shadow_peek(sh, cell);
+		cell_word *p = shadow_cell_peek(sh, cell);
 
 		for (stop = stop < end ? stop : end; cell < stop; cell++, p++) {
-			uint64_t w =
+			uint32_t c =
 				atomic_load_explicit(p, memory_order_relaxed);
 
-			if ((w & VW_ACTIVE) || vw_refined(w))
+			if ((c & CW_ACTIVE) || cw_wide(c))
 				release_cell(th, p);
 		}
 	}
@@ -2521,9 +2613,9 @@ void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
 	/* The log's entries of the source no longer say what was read. */
 	rfilter_invalidate(th);
 	for (uint64_t i = 0; i < ncells; i++) {
-		shadow_word *src,
-			*dst = shadow_move_pair(sh, from + i, to + i, &src);
-		uint64_t w = src ? atomic_load(src) : 0;
+		cell_word *src, *dst = shadow_cell_move_pair(sh, from + i,
+							     to + i, &src);
+		uint64_t w = src ? cw_load(sh, src) : 0;
 		bool ours = false;
 
 		if (!dst)
@@ -2540,10 +2632,10 @@ void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
 					moved_word(th,
 						   atomic_load(&vw_block(w)[b]),
 						   &ours));
-			atomic_store(dst, ((uint64_t)(uintptr_t)blk << 8) |
-						  VW_REFINED);
+			cw_store(sh, dst,
+				 ((uint64_t)(uintptr_t)blk << 8) | VW_REFINED);
 		} else {
-			atomic_store(dst, moved_word(th, w, &ours));
+			cw_store(sh, dst, moved_word(th, w, &ours));
 		}
 		if (ours) {
 			/* The write set follows; reports keep the write's site. */
@@ -2562,7 +2654,7 @@ void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
 
 uint64_t valor_o_version(struct valor_ctx *ctx, uintptr_t addr)
 {
-	uint64_t w = shadow_load(&ctx->shadow, addr >> CELL_SHIFT);
+	uint64_t w = cw_peek_load(&ctx->shadow, addr >> CELL_SHIFT);
 	unsigned b = addr & (CELL_SIZE - 1);
 
 	return vw_byte(byte_word(w, b), b).ver;

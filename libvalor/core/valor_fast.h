@@ -15,9 +15,10 @@
  *  - any other write within one cell: straight to the cell's write
  *    analysis, out of line.
  *
- * Everything else (reads of bytes another region owns, first reads of a
- * cell refined per byte, accesses spanning cells, leaves not created
- * yet) takes the full path.
+ * A cell whose word is wide (valor_word.h) gets the same look, one load
+ * further.  Everything else (reads of bytes another region owns, first
+ * reads of a cell refined per byte, accesses spanning cells, leaves not
+ * created yet) takes the full path.
  */
 #ifndef VALOR_CORE_VALOR_FAST_H
 #define VALOR_CORE_VALOR_FAST_H
@@ -374,9 +375,9 @@ static inline __attribute__((always_inline)) bool
 valor_o_owns_span(struct valor_thread *th, shadow_word *_Atomic *top,
 		  uintptr_t addr, size_t size)
 {
-	uint64_t cell = addr >> CELL_SHIFT, n = size >> CELL_SHIFT, off = 0;
-	uint64_t ours = vw_owned_whole(th->slot);
-	shadow_word *leaf;
+	uint64_t cell = addr >> CELL_SHIFT, n = size >> CELL_SHIFT;
+	uint32_t ours = cw_owned_whole(th->slot), off = 0;
+	cell_word *leaf;
 
 	if (((addr | size) & (CELL_SIZE - 1)) ||
 	    (cell & (SHADOW_LEAF_WORDS - 1)) + n > SHADOW_LEAF_WORDS)
@@ -389,7 +390,7 @@ valor_o_owns_span(struct valor_thread *th, shadow_word *_Atomic *top,
 			       &leaf[(cell & (SHADOW_LEAF_WORDS - 1)) + i],
 			       memory_order_acquire) ^
 		       ours;
-	return !(off & VW_OWNED_MASK);
+	return !(off & CW_OWNED_MASK);
 }
 
 /*
@@ -450,6 +451,13 @@ static inline bool vw_read_of_own_write(const struct valor_thread *th,
 					uint64_t w)
 {
 	return (w & VW_OWNED_MASK) == vw_owned_whole(th->slot);
+}
+
+/* The same for compact cell word @c. */
+static inline bool cw_read_of_own_write(const struct valor_thread *th,
+					uint32_t c)
+{
+	return (c & CW_OWNED_MASK) == cw_owned_whole(th->slot);
 }
 
 /*
@@ -545,11 +553,12 @@ static inline __attribute__((always_inline)) unsigned
 valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 		 uint64_t cell, unsigned n, unsigned step, uint64_t site)
 {
-	uint64_t tag = rfilter_tag(cell, th->rgen), w0 = 0, cells = 0, own = 0;
+	uint64_t tag = rfilter_tag(cell, th->rgen), cells = 0, own = 0;
 	uint64_t *tagp = rfilter_tag_of(th->rfilter, cell);
 	uint8_t *have = rfilter_mask_of(th->rfilter, cell);
 	bool fresh = *tagp != tag;
-	const shadow_word *leaf;
+	uint32_t ours = cw_owned_whole(th->slot), c0 = 0;
+	const cell_word *leaf;
 	unsigned k;
 
 	_Static_assert(SHADOW_LEAF_WORDS % RLOG_GROUP_CELLS == 0 &&
@@ -563,24 +572,24 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 	leaf += cell & (SHADOW_LEAF_WORDS - 1);
 	for (k = 0; k < n; k++) {
 		uint8_t held = fresh ? 0 : have[k * step];
-		uint64_t w;
+		uint32_t c;
 
 		if (held == 0xff)
 			continue;
 		if (held)
 			break;
-		w = atomic_load_explicit(&leaf[k * step], memory_order_acquire);
-		if (vw_read_of_own_write(th, w)) {
+		c = atomic_load_explicit(&leaf[k * step], memory_order_acquire);
+		if ((c & CW_OWNED_MASK) == ours) {
 			own |= 1ULL
 			       << ((cell + k * step) & (RLOG_GROUP_CELLS - 1));
 			continue;
 		}
 		if (!cells) {
-			if (vw_refined(w) ||
-			    ((w & VW_ACTIVE) && vw_slot(w) != th->slot))
+			if (cw_wide(c) ||
+			    ((c & CW_ACTIVE) && cw_slot(c) != th->slot))
 				break;
-			w0 = w;
-		} else if (w != w0) {
+			c0 = c;
+		} else if (c != c0) {
 			break;
 		}
 		cells |= 1ULL << ((cell + k * step) & (RLOG_GROUP_CELLS - 1));
@@ -588,7 +597,8 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 	if (!(cells | own))
 		return k;
 	if (cells)
-		rlog_append_cells(th, rlog_group(cell), cells, w0, site);
+		rlog_append_cells(th, rlog_group(cell), cells, cw_expand(c0),
+				  site);
 	if (fresh) {
 		rfilter_clear(th->rfilter, cell);
 		*tagp = tag;
@@ -609,7 +619,7 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
  * Out of line: a write of bytes @m of one cell the region does not own,
  * whose word is at @p.
  */
-int valor_o_write_cell(struct valor_thread *th, shadow_word *p, uint64_t cell,
+int valor_o_write_cell(struct valor_thread *th, cell_word *p, uint64_t cell,
 		       uint8_t m, uint64_t site);
 
 /* The region's write set fills the ring: spill half of it (valor.c). */
@@ -721,17 +731,25 @@ wlog_append_bytes(struct valor_thread *th, uint64_t cell, uint8_t mask,
  * caller takes the general path, which looks at the word again.
  */
 static inline __attribute__((always_inline)) bool
-valor_o_write_first_try(struct valor_thread *th, shadow_word *p, uint64_t cell,
+valor_o_write_first_try(struct valor_thread *th, cell_word *p, uint64_t cell,
 			uint64_t w, uint8_t m, uint64_t site)
 {
 	uint64_t ver = vw_ver(w), nw;
 	uint8_t nm = w & VW_NMASK;
+	/*
+	 * For a wide cell's word this is no compact word the cell can
+	 * hold (its nmask is not 0xff, the escape's is): the CAS fails, and
+	 * the general path takes the write.
+	 */
+	uint32_t c = cw_compress(w);
 
 	if (!(w & VW_ACTIVE) && !nm) {
-		wlog_make_room(th);
 		nw = vw_after_first_write(w, th->slot, m);
+		if (!cw_fits(nw))
+			return false;
+		wlog_make_room(th);
 		if (!atomic_compare_exchange_strong_explicit(
-			    p, &w, nw, memory_order_acq_rel,
+			    p, &c, cw_compress(nw), memory_order_acq_rel,
 			    memory_order_acquire))
 			return false;
 		th->st.version_bumps++;
@@ -743,7 +761,7 @@ valor_o_write_first_try(struct valor_thread *th, shadow_word *p, uint64_t cell,
 		wlog_make_room(th);
 		nw = vw_after_catch_up(w, m);
 		if (!atomic_compare_exchange_strong_explicit(
-			    p, &w, nw, memory_order_acq_rel,
+			    p, &c, cw_compress(nw), memory_order_acq_rel,
 			    memory_order_acquire))
 			return false;
 		wlog_append_bytes(th, cell, m & nm, ver, site);
@@ -754,7 +772,7 @@ valor_o_write_first_try(struct valor_thread *th, shadow_word *p, uint64_t cell,
 
 /* The same, or else valor_o_write_cell(). */
 static inline __attribute__((always_inline)) int
-valor_o_write_first(struct valor_thread *th, shadow_word *p, uint64_t cell,
+valor_o_write_first(struct valor_thread *th, cell_word *p, uint64_t cell,
 		    uint64_t w, uint8_t m, uint64_t site)
 {
 	if (valor_o_write_first_try(th, p, cell, w, m, site))
@@ -780,19 +798,19 @@ enum valor_fast_action {
  * word is.  @th->mode must be THREAD_FAST; @top is its context's shadow
  * table (th->shadow_top), which a caller with a single context passes
  * from a global so that finding the cell word does not wait for the
- * load of @th.  A read of a cell kept per byte is looked at only when
- * @refined: the loop over its bytes costs registers, and so a stack
- * frame, on every access of a caller that inlines it.
+ * load of @th.  With @join, a read of more bytes of the newest log
+ * entry's cell joins the entry here for any size (below).
  */
 static inline __attribute__((always_inline)) enum valor_fast_action
 valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
-		   uintptr_t addr, size_t size, bool is_write, bool refined,
-		   shadow_word **p, uint64_t *w)
+		   uintptr_t addr, size_t size, bool is_write, bool join,
+		   cell_word **p, uint64_t *w)
 {
 	uint64_t off = addr & (CELL_SIZE - 1), cell = addr >> CELL_SHIFT;
 	enum valor_fast_action full = is_write ? VALOR_FAST_FULL_WRITE :
 						 VALOR_FAST_FULL_READ;
-	shadow_word *leaf;
+	cell_word *leaf;
+	uint32_t c;
 	uint8_t *have = NULL;
 	uint64_t tag = 0;
 	uint8_t m;
@@ -827,28 +845,34 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 	if (__builtin_expect(!leaf, 0))
 		return full;
 	*p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
-	*w = atomic_load_explicit(*p, memory_order_acquire);
-	if (is_write)
-		return (*w & VW_ACTIVE) && vw_slot(*w) == th->slot &&
-				       !vw_refined(*w) && !(m & *w & VW_NMASK) ?
-			       VALOR_FAST_DONE :
-			       VALOR_FAST_WRITE;
-	if (vw_refined(*w)) {
-		/* Bytes another region owns are a conflict: the full path. */
-		if (!refined)
+	c = atomic_load_explicit(*p, memory_order_acquire);
+	if (__builtin_expect(cw_wide(c), 0)) {
+		/* A cell of its own 64-bit word: the same look, one load on. */
+		*w = atomic_load_explicit(cw_wide_word(&th->ctx->shadow, c),
+					  memory_order_acquire);
+		if (is_write)
+			return (*w & VW_ACTIVE) && vw_slot(*w) == th->slot &&
+					       !vw_refined(*w) &&
+					       !(m & *w & VW_NMASK) ?
+				       VALOR_FAST_DONE :
+				       VALOR_FAST_WRITE;
+		/* Kept per byte, or owned by another region: the full path. */
+		if (vw_refined(*w) ||
+		    ((*w & VW_ACTIVE) && vw_slot(*w) != th->slot))
 			return full;
-		shadow_word *blk = vw_block(*w);
-
-		for (unsigned b = off; b < off + size; b++) {
-			uint64_t bw = atomic_load_explicit(
-				&blk[b], memory_order_acquire);
-
-			if ((bw & VW_ACTIVE) && vw_slot(bw) != th->slot)
-				return full;
-		}
-	} else if ((*w & VW_ACTIVE) && vw_slot(*w) != th->slot) {
-		return full;
+		return VALOR_FAST_LOG;
 	}
+	if (is_write) {
+		if ((c & (CW_ACTIVE | CW_SLOT_MAX << CW_SLOT_SHIFT)) ==
+			    cw_owned_whole(th->slot) &&
+		    !(m & c & CW_NMASK))
+			return VALOR_FAST_DONE;
+		*w = cw_expand(c);
+		return VALOR_FAST_WRITE;
+	}
+	if ((c & CW_ACTIVE) && cw_slot(c) != th->slot)
+		return full;
+	*w = cw_expand(c);
 	/*
 	 * More bytes of the cell the newest entry is for, unchanged (a
 	 * byte-by-byte scan): what the out-of-line append would do.  The
@@ -856,7 +880,7 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 	 * two registers it needs cost more than the call (k-means' int
 	 * reads, 9% slower).
 	 */
-	if ((refined || size == 1) && !vw_refined(*w) && th->rlog_n &&
+	if ((join || size == 1) && th->rlog_n &&
 	    th->rlog[th->rlog_n - 1].cell == cell &&
 	    th->rlog[th->rlog_n - 1].snapshot == *w) {
 		if (*rfilter_tag_of(th->rfilter, cell) == tag) {
@@ -865,8 +889,7 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 			return VALOR_FAST_DONE;
 		}
 	}
-	/* A refined cell is logged byte by byte, by the full path. */
-	return vw_refined(*w) ? full : VALOR_FAST_LOG;
+	return VALOR_FAST_LOG;
 }
 
 /*
@@ -875,7 +898,7 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
  */
 static inline __attribute__((always_inline)) int
 valor_o_fast_act(struct valor_thread *th, enum valor_fast_action a,
-		 uintptr_t addr, size_t size, shadow_word *p, uint64_t w,
+		 uintptr_t addr, size_t size, cell_word *p, uint64_t w,
 		 uint64_t site)
 {
 	uint64_t off = addr & (CELL_SIZE - 1);
@@ -902,7 +925,7 @@ static inline __attribute__((always_inline)) int
 valor_o_fast(struct valor_thread *th, shadow_word *_Atomic *top, uintptr_t addr,
 	     size_t size, bool is_write, uint64_t site)
 {
-	shadow_word *p = NULL;
+	cell_word *p = NULL;
 	uint64_t w = 0;
 	enum valor_fast_action a =
 		valor_o_fast_check(th, top, addr, size, is_write, true, &p, &w);

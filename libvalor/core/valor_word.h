@@ -2,6 +2,18 @@
 /*
  * The Valor-O cell word (valor.c explains the format), shared by the
  * engine and the runtime's inline fast path (valor_fast.h).
+ *
+ * The analysis reasons about 64-bit words (VW_*, below).  The shadow
+ * keeps 32 bits a cell (CW_*): the same fields, narrower, which hold
+ * nearly every cell of a program (a version up to 2,047, a slot up to
+ * 1,023, bytes behind by at most one write or at the version itself),
+ * and halve the shadow's memory and cache misses.  A cell whose word
+ * does not fit is "wide": its 32-bit word is an escape (nmask 0xff,
+ * which no compact word has, since 0xff marks a refined 64-bit word)
+ * holding the index of a 64-bit word in the shadow's wide table, which
+ * it keeps from then on.  cw_load(), cw_cas() and cw_store() read and
+ * replace a cell's 64-bit word in either form; only the inline checks
+ * look at the 32-bit form itself.
  */
 #ifndef VALOR_CORE_VALOR_WORD_H
 #define VALOR_CORE_VALOR_WORD_H
@@ -131,6 +143,182 @@ static inline uint64_t byte_word(uint64_t w, unsigned b)
 		return atomic_load_explicit(&vw_block(w)[b],
 					    memory_order_acquire);
 	return w;
+}
+
+/* --- the 32-bit form in the shadow */
+
+#define CW_SLOT_SHIFT 8
+#define CW_SLOT_MAX 1023U
+#define CW_ACTIVE (1U << 18)
+#define CW_GAP_SHIFT 19 /* 0: no gap, 1: one write behind, 2: VW_GAP_EVEN */
+#define CW_VER_SHIFT 21
+#define CW_VER_MAX 2047U
+#define CW_NMASK 0xffU
+#define CW_ESCAPE 0xffU /* nmask of a wide cell's word */
+#define CW_OWNED_MASK (CW_ACTIVE | CW_SLOT_MAX << CW_SLOT_SHIFT | CW_NMASK)
+
+_Static_assert(VW_SLOT_SHIFT == CW_SLOT_SHIFT && VW_NMASK == CW_NMASK,
+	       "a compact word's low bits are its 64-bit word's");
+
+static inline bool cw_wide(uint32_t c)
+{
+	return (c & CW_NMASK) == CW_ESCAPE;
+}
+
+static inline uint32_t cw_wide_index(uint32_t c)
+{
+	return c >> 8;
+}
+
+/* A whole cell slot @slot's region owns, as vw_owned_whole(). */
+static inline uint32_t cw_owned_whole(uint32_t slot)
+{
+	/* A slot past CW_SLOT_MAX never owns a compact word: no match. */
+	return slot <= CW_SLOT_MAX ? CW_ACTIVE | slot << CW_SLOT_SHIFT : ~0U;
+}
+
+static inline uint32_t cw_slot(uint32_t c)
+{
+	return (c >> CW_SLOT_SHIFT) & CW_SLOT_MAX;
+}
+
+/* The 64-bit word of compact word @c (not wide). */
+static inline uint64_t cw_expand(uint32_t c)
+{
+	uint32_t g = (c >> CW_GAP_SHIFT) & 3;
+
+	/* Gap codes 0, 1, 2 are gaps 0, 1 and VW_GAP_EVEN (15). */
+	return (uint64_t)(c & (CW_NMASK | CW_SLOT_MAX << CW_SLOT_SHIFT)) |
+	       (c & CW_ACTIVE ? VW_ACTIVE : 0) |
+	       (uint64_t)(g ^ ((g >> 1) * 13)) << VW_GAP_SHIFT |
+	       (uint64_t)(c >> CW_VER_SHIFT) << VW_VER_SHIFT;
+}
+
+/* Whether 64-bit word @w has a compact form. */
+static inline bool cw_fits(uint64_t w)
+{
+	unsigned gap = vw_gap(w);
+
+	return !vw_refined(w) && vw_slot(w) <= CW_SLOT_MAX &&
+	       vw_ver(w) <= CW_VER_MAX && (gap <= 1 || gap == VW_GAP_EVEN);
+}
+
+/* The compact form of @w, which cw_fits(). */
+static inline uint32_t cw_compress(uint64_t w)
+{
+	unsigned gap = vw_gap(w);
+
+	return (uint32_t)(w & (CW_NMASK | CW_SLOT_MAX << CW_SLOT_SHIFT)) |
+	       (w & VW_ACTIVE ? CW_ACTIVE : 0) |
+	       (gap == VW_GAP_EVEN ? 2U : gap) << CW_GAP_SHIFT |
+	       (uint32_t)vw_ver(w) << CW_VER_SHIFT;
+}
+
+/*
+ * Compact word @c, which no region owns and no byte of which is behind,
+ * after slot @me's region writes it whole (vw_after_first_write()); 0
+ * when that does not fit in a compact word.
+ */
+static inline uint32_t cw_after_whole_write(uint32_t c, uint32_t me)
+{
+	uint32_t ver = c >> CW_VER_SHIFT;
+
+	if (ver >= CW_VER_MAX || me > CW_SLOT_MAX)
+		return 0;
+	return (ver + 1) << CW_VER_SHIFT | CW_ACTIVE | me << CW_SLOT_SHIFT;
+}
+
+/*
+ * Two neighbouring compact words @two (the lower cell in the low half)
+ * after slot @me's region writes both whole, or 0 unless both are
+ * cw_after_whole_write()'s kind of word and their results fit.
+ */
+static inline uint64_t cw_pair_after_whole_write(uint64_t two, uint32_t me)
+{
+	uint32_t c0 = (uint32_t)two, c1 = (uint32_t)(two >> 32), n0, n1;
+
+	if ((c0 | c1) & (CW_ACTIVE | CW_NMASK))
+		return 0;
+	n0 = cw_after_whole_write(c0, me);
+	n1 = cw_after_whole_write(c1, me);
+	if (!n0 || !n1)
+		return 0;
+	return n0 | (uint64_t)n1 << 32;
+}
+
+static inline shadow_word *cw_wide_word(struct shadow *s, uint32_t c)
+{
+	return &s->wide[cw_wide_index(c)];
+}
+
+/* The 64-bit word of the cell at @p. */
+static inline uint64_t cw_load(struct shadow *s, cell_word *p)
+{
+	uint32_t c = atomic_load_explicit(p, memory_order_acquire);
+
+	if (__builtin_expect(cw_wide(c), 0))
+		return atomic_load_explicit(cw_wide_word(s, c),
+					    memory_order_acquire);
+	return cw_expand(c);
+}
+
+/* The cell's 64-bit word, or 0 where its leaf was never made. */
+static inline uint64_t cw_peek_load(struct shadow *s, uint64_t cell)
+{
+	cell_word *p = shadow_cell_peek(s, cell);
+
+	return p ? cw_load(s, p) : 0;
+}
+
+/*
+ * The wide form of @w for compact cell word @c at @p: a new wide word
+ * holding @w, and the escape naming it; 0 when the table is full.
+ */
+uint32_t cw_widen(struct shadow *s, uint64_t w);
+
+/*
+ * Compare-and-swap the 64-bit word of the cell at @p from *@w to @nw, as
+ * atomic_compare_exchange_strong() would: false leaves the cell's word
+ * in *@w.  A compact word whose new state does not fit becomes wide.
+ */
+static inline bool cw_cas(struct shadow *s, cell_word *p, uint64_t *w,
+			  uint64_t nw)
+{
+	uint32_t c = atomic_load_explicit(p, memory_order_acquire), nc;
+
+	if (cw_wide(c))
+		return atomic_compare_exchange_strong(cw_wide_word(s, c), w,
+						      nw);
+	if (cw_expand(c) != *w) {
+		*w = cw_expand(c);
+		return false;
+	}
+	nc = cw_fits(nw) ? cw_compress(nw) : cw_widen(s, nw);
+	if (__builtin_expect(!nc, 0)) {
+		*w = cw_load(s, p);
+		return false;
+	}
+	if (atomic_compare_exchange_strong(p, &c, nc))
+		return true;
+	*w = cw_load(s, p);
+	return false;
+}
+
+/*
+ * Store @w as the word of the cell at @p, where no other thread replaces
+ * it meanwhile (a release walk, a new leaf's cell).
+ */
+static inline void cw_store(struct shadow *s, cell_word *p, uint64_t w)
+{
+	uint32_t c = atomic_load_explicit(p, memory_order_relaxed);
+
+	if (cw_wide(c))
+		atomic_store_explicit(cw_wide_word(s, c), w,
+				      memory_order_release);
+	else
+		atomic_store_explicit(
+			p, cw_fits(w) ? cw_compress(w) : cw_widen(s, w),
+			memory_order_release);
 }
 
 #endif /* VALOR_CORE_VALOR_WORD_H */

@@ -140,7 +140,7 @@ static inline __attribute__((always_inline)) void prefetch_cell(void *addr,
 {
 	struct valor_thread *th = rt_cur_vt;
 	uintptr_t a = (uintptr_t)addr;
-	shadow_word *leaf;
+	cell_word *leaf;
 
 	if (is_write)
 		__builtin_prefetch(addr, 1);

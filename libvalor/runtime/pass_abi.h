@@ -48,7 +48,7 @@ _Static_assert(offsetof(struct valor_thread, rfilter) ==
 /* The out-of-line paths of the inlined check (tsan_access.h's). */
 void __valor_pass_read_first(uintptr_t addr, uint8_t m, uint64_t w);
 void __valor_pass_access_slow(uintptr_t addr, size_t size,
-			      enum valor_fast_action a, shadow_word *p,
+			      enum valor_fast_action a, cell_word *p,
 			      uint64_t w);
 /* The ranges of reads and writes the pass checks before a loop. */
 void __valor_pass_read_range(void *addr, size_t len);

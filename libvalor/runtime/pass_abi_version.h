@@ -7,9 +7,9 @@
 #ifndef VALOR_RUNTIME_PASS_ABI_VERSION_H
 #define VALOR_RUNTIME_PASS_ABI_VERSION_H
 
-#define VALOR_PASS_ABI_VERSION 4
-#define VALOR_PASS_ABI_SYMBOL __valor_pass_abi_v4
-#define VALOR_PASS_ABI_SYMBOL_NAME "__valor_pass_abi_v4"
+#define VALOR_PASS_ABI_VERSION 5
+#define VALOR_PASS_ABI_SYMBOL __valor_pass_abi_v5
+#define VALOR_PASS_ABI_SYMBOL_NAME "__valor_pass_abi_v5"
 
 /*
  * Where struct valor_thread's read filter starts in this version (on

@@ -20,8 +20,8 @@ PASS_ENTRY void __valor_pass_read_first(uintptr_t addr, uint8_t m, uint64_t w)
 }
 
 PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
-					 enum valor_fast_action a,
-					 shadow_word *p, uint64_t w)
+					 enum valor_fast_action a, cell_word *p,
+					 uint64_t w)
 {
 	on_access_slow(addr, size, SITE(), a, p, w);
 }
@@ -34,12 +34,12 @@ PASS_ENTRY void __valor_pass_access_slow(uintptr_t addr, size_t size,
 static inline __attribute__((always_inline)) uintptr_t
 skip_owned(struct valor_thread *th, uintptr_t a, uintptr_t end)
 {
-	const uint64_t ours = vw_owned_whole(th->slot);
+	const uint32_t ours = cw_owned_whole(th->slot);
 
 	while (a < end) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
 		uint64_t cell = a >> CELL_SHIFT, n;
-		shadow_word *p = NULL;
+		cell_word *p = NULL;
 		uint64_t w = 0;
 
 		/*
@@ -51,7 +51,7 @@ skip_owned(struct valor_thread *th, uintptr_t a, uintptr_t end)
 		if (n > (end - a) >> CELL_SHIFT)
 			n = (end - a) >> CELL_SHIFT;
 		if (!(a & (CELL_SIZE - 1)) && n >= 4) {
-			shadow_word *leaf =
+			cell_word *leaf =
 				shadow_fast_leaf(rt_shadow_top, a, CELL_SIZE);
 			uint64_t k = 0;
 
@@ -59,14 +59,14 @@ skip_owned(struct valor_thread *th, uintptr_t a, uintptr_t end)
 				break;
 			p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
 			for (; k + 4 <= n; k += 4) {
-				uint64_t off = 0;
+				uint32_t off = 0;
 
 				for (unsigned i = 0; i < 4; i++)
 					off |= atomic_load_explicit(
 						       &p[k + i],
 						       memory_order_acquire) ^
 					       ours;
-				if (off & VW_OWNED_MASK)
+				if (off & CW_OWNED_MASK)
 					break;
 			}
 			if (k) {
@@ -196,7 +196,7 @@ PASS_ENTRY void __valor_pass_read_span(void *addr, size_t size)
 	while (a < end) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
 		enum valor_fast_action act;
-		shadow_word *p = NULL;
+		cell_word *p = NULL;
 		uint64_t w = 0;
 		size_t n;
 

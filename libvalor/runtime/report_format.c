@@ -555,12 +555,12 @@ static void print_engine_stats(struct rt_out *o)
 		      ", version bumps %" PRIu64 ", reads logged %" PRIu64
 		      ", validations %" PRIu64 ", read-log overflows %" PRIu64
 		      ", write-log overflows %" PRIu64
-		      ", cells refined %" PRIu64 ", accesses alone %" PRIu64
-		      ", shadow %" PRIu64 " KiB\n",
+		      ", cells refined %" PRIu64 ", cells wide %" PRIu64
+		      ", accesses alone %" PRIu64 ", shadow %" PRIu64 " KiB\n",
 		      s.threads_created, s.regions, s.version_bumps,
 		      s.reads_logged, s.validations, s.read_log_overflows,
-		      s.write_log_overflows, s.cells_refined, s.accesses_alone,
-		      s.shadow_bytes >> 10);
+		      s.write_log_overflows, s.cells_refined, s.cells_wide,
+		      s.accesses_alone, s.shadow_bytes >> 10);
 }
 
 void rt_format_summary(uint64_t conflicts, uint64_t suppressed,

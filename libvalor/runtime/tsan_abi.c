@@ -74,7 +74,7 @@ static inline void access_path_leave(struct rt_thread *t,
  * itself needs no stack frame.
  */
 void on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
-		    enum valor_fast_action a, shadow_word *p, uint64_t w)
+		    enum valor_fast_action a, cell_word *p, uint64_t w)
 {
 	struct rt_thread *t = rt_cur;
 	struct valor_thread *th = rt_cur_vt; /* NULL once busy */
@@ -135,7 +135,7 @@ walk_cells(struct valor_thread *th, uintptr_t a, uintptr_t end, bool is_write,
 	while (a < end && th->mode == THREAD_FAST) {
 		uintptr_t next = (a | (CELL_SIZE - 1)) + 1;
 		enum valor_fast_action act;
-		shadow_word *p = NULL;
+		cell_word *p = NULL;
 		uint64_t w = 0;
 		size_t size;
 

@@ -47,7 +47,7 @@ extern RT_HIDDEN bool rt_hb;
 
 RT_HIDDEN __attribute__((noinline)) void
 on_access_slow(uintptr_t addr, size_t size, uintptr_t site,
-	       enum valor_fast_action a, shadow_word *p, uint64_t w);
+	       enum valor_fast_action a, cell_word *p, uint64_t w);
 RT_HIDDEN __attribute__((noinline)) void
 on_read_first(uintptr_t addr, uint8_t m, uintptr_t site, uint64_t w);
 /* A loop nest's dimension (pass_abi.h): @count blocks, @stride apart. */
@@ -148,7 +148,7 @@ on_access_fast(struct valor_thread *th, uintptr_t addr, size_t size,
 	       bool is_write, uintptr_t site)
 {
 	enum valor_fast_action a;
-	shadow_word *p = NULL;
+	cell_word *p = NULL;
 	uint64_t w = 0;
 
 	a = valor_o_fast_check(th, rt_shadow_top, addr, size, is_write, false,

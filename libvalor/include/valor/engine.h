@@ -162,6 +162,12 @@ struct valor_stats {
 	uint64_t cells_refined;
 	uint64_t shadow_bytes; /* shadow memory mapped */
 	uint64_t accesses_alone; /* made while the thread ran alone: skipped */
+	/*
+	 * Valor: cells whose word outgrew the shadow's 32 bits (a version
+	 * past 2,047, a thread slot past 1,023, bytes further behind, bytes
+	 * kept per byte), each given a 64-bit word of its own
+	 */
+	uint64_t cells_wide;
 };
 
 struct valor_ctx;
