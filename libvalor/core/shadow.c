@@ -4,9 +4,13 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define TOP_BYTES (SHADOW_TOP_ENTRIES * sizeof(shadow_word *))
+#define WIDE_BYTES (SHADOW_WIDE_WORDS * sizeof(shadow_word))
+#define BLOCK_SIZE (SHADOW_BLOCK_WORDS * sizeof(shadow_word))
+#define BLOCK_BYTES (SHADOW_BLOCKS * BLOCK_SIZE)
 
 static void *reserve(size_t bytes)
 {
@@ -29,15 +33,54 @@ int shadow_init(struct shadow *s, unsigned record_shift, bool huge)
 	s->nleaves = s->leaves_cap = 0;
 	s->wide = NULL;
 	atomic_init(&s->wide_next, 1);
+	s->blocks = NULL;
+	s->blocks_next = 0;
+	s->blocks_free = NULL;
+	eng_lock_init(&s->blocks_lock);
 	if (record_shift == 2) {
-		s->wide = reserve(SHADOW_WIDE_WORDS * sizeof(shadow_word));
+		s->wide = reserve(WIDE_BYTES + BLOCK_BYTES);
 		if (!s->wide) {
 			munmap(s->top, TOP_BYTES);
 			s->top = NULL;
 			return -ENOMEM;
 		}
+		s->blocks = s->wide + SHADOW_WIDE_WORDS;
 	}
 	return 0;
+}
+
+/*
+ * Blocks are handed out again once free: a thread racing with the free
+ * reads stale byte words or zeros, as from the context's arena before
+ * (valor.c keeps such a reader from acting on them).
+ */
+shadow_word *shadow_block_new(struct shadow *s)
+{
+	shadow_word *blk = NULL;
+
+	eng_lock(&s->blocks_lock);
+	if (s->blocks_free) {
+		blk = s->blocks_free;
+		s->blocks_free = *(shadow_word **)blk;
+	} else if (s->blocks_next < SHADOW_BLOCKS) {
+		blk = &s->blocks[(uint64_t)s->blocks_next++ *
+				 SHADOW_BLOCK_WORDS];
+		if (!(s->blocks_next % (4096 / BLOCK_SIZE)))
+			atomic_fetch_add_explicit(&s->mapped_bytes, 4096,
+						  memory_order_relaxed);
+	}
+	eng_unlock(&s->blocks_lock);
+	if (blk)
+		memset(blk, 0, BLOCK_SIZE);
+	return blk;
+}
+
+void shadow_block_free(struct shadow *s, shadow_word *blk)
+{
+	eng_lock(&s->blocks_lock);
+	*(shadow_word **)blk = s->blocks_free;
+	s->blocks_free = blk;
+	eng_unlock(&s->blocks_lock);
 }
 
 /*
@@ -69,7 +112,7 @@ void shadow_fini(struct shadow *s)
 		munmap(s->leaves[i], s->leaf_bytes);
 	eng_free(s->leaves);
 	if (s->wide)
-		munmap(s->wide, SHADOW_WIDE_WORDS * sizeof(shadow_word));
+		munmap(s->wide, WIDE_BYTES + BLOCK_BYTES);
 	munmap(s->top, TOP_BYTES);
 	s->top = NULL;
 }

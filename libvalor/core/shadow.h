@@ -37,11 +37,15 @@ typedef _Atomic uint32_t cell_word;
 
 /*
  * Wide words: the 64-bit cell words of the cells whose state a 32-bit
- * word cannot hold, by index (valor_word.h).  Index 0 is never handed
- * out.
+ * word cannot hold, by index (valor_word.h); index 0 is never handed
+ * out.  Blocks: the eight byte words of a refined cell, by index, so
+ * that a 32-bit word can name its block.
  */
-#define SHADOW_WIDE_BITS 24
+#define SHADOW_WIDE_BITS 23
 #define SHADOW_WIDE_WORDS (1UL << SHADOW_WIDE_BITS)
+#define SHADOW_BLOCK_BITS 23
+#define SHADOW_BLOCKS (1UL << SHADOW_BLOCK_BITS)
+#define SHADOW_BLOCK_WORDS 8
 
 struct shadow {
 	shadow_word *_Atomic *top;
@@ -50,6 +54,11 @@ struct shadow {
 	_Atomic uint64_t mapped_bytes;
 	shadow_word *wide; /* SHADOW_WIDE_WORDS, reserved; NULL: none */
 	_Atomic uint32_t wide_next;
+	/* SHADOW_BLOCKS blocks, reserved with the wide words. */
+	shadow_word *blocks;
+	struct eng_lock blocks_lock;
+	uint32_t blocks_next; /* never handed out from here on */
+	shadow_word *blocks_free; /* linked through their first word */
 	/* Installed leaves, for shadow_fini(); appended under @leaves_lock. */
 	struct eng_lock leaves_lock;
 	shadow_word **leaves;
@@ -67,6 +76,23 @@ void shadow_fini(struct shadow *s);
 shadow_word *shadow_leaf_create(struct shadow *s, uint64_t top_index);
 /* A fresh wide word, or 0 when all are taken (shadow.c). */
 uint32_t shadow_wide_new(struct shadow *s);
+/* A zeroed block of byte words, or NULL when all are taken. */
+shadow_word *shadow_block_new(struct shadow *s);
+/* Block @blk, no longer any cell's, to be handed out again. */
+void shadow_block_free(struct shadow *s, shadow_word *blk);
+
+static inline bool shadow_block_owns(const struct shadow *s,
+				     const shadow_word *blk)
+{
+	return s->blocks && blk >= s->blocks &&
+	       blk < s->blocks + SHADOW_BLOCKS * SHADOW_BLOCK_WORDS;
+}
+
+static inline uint64_t shadow_block_index(const struct shadow *s,
+					  const shadow_word *blk)
+{
+	return (uint64_t)(blk - s->blocks) / SHADOW_BLOCK_WORDS;
+}
 
 /*
  * [@addr, @addr + @size) is a new block large enough to be used whole

@@ -433,7 +433,7 @@ static bool cell_cas_over(struct valor_thread *th, cell_word *p, uint64_t *w,
 uint32_t cw_widen(struct shadow *s, uint64_t w)
 {
 	static const char full[] =
-		"valor: more than 16,777,216 cells need a wide shadow word; "
+		"valor: more than 8,388,607 cells need a wide shadow word; "
 		"giving up\n";
 	uint32_t i = shadow_wide_new(s);
 
@@ -443,7 +443,7 @@ uint32_t cw_widen(struct shadow *s, uint64_t w)
 		abort();
 	}
 	atomic_store_explicit(&s->wide[i], w, memory_order_relaxed);
-	return i << 8 | CW_ESCAPE;
+	return i << CW_INDEX_SHIFT | CW_ESCAPE;
 }
 
 /* The slot of another region that owns bytes of compact word @w, or 0. */
@@ -454,11 +454,30 @@ static uint32_t other_owner(const struct valor_thread *th, uint64_t w)
 
 /* --- refinement */
 
+/*
+ * A block of byte words: the shadow's own, which a cell word can name,
+ * or, once those are all taken, the arena's, behind a wide word.
+ */
+static shadow_word *refined_block_new(struct valor_ctx *ctx)
+{
+	shadow_word *blk = shadow_block_new(&ctx->shadow);
+
+	return blk ? blk : arena_alloc(&ctx->arena, 8 * sizeof(*blk));
+}
+
+static void refined_block_free(struct valor_ctx *ctx, shadow_word *blk)
+{
+	if (shadow_block_owns(&ctx->shadow, blk))
+		shadow_block_free(&ctx->shadow, blk);
+	else
+		arena_free(&ctx->arena, blk, 8 * sizeof(*blk));
+}
+
 static __attribute__((noinline)) bool refine(struct valor_thread *th,
 					     cell_word *p, uint64_t w)
 {
 	struct valor_ctx *ctx = th->ctx;
-	shadow_word *blk = arena_alloc(&ctx->arena, 8 * sizeof(*blk));
+	shadow_word *blk = refined_block_new(ctx);
 
 	if (!blk)
 		return false;
@@ -470,7 +489,7 @@ static __attribute__((noinline)) bool refine(struct valor_thread *th,
 	if (!cell_cas_over(th, p, &w,
 			   ((uint64_t)(uintptr_t)blk << 8) | VW_REFINED,
 			   other_owner(th, w))) {
-		arena_free(&ctx->arena, blk, 8 * sizeof(*blk));
+		refined_block_free(ctx, blk);
 		return true; /* someone else changed it: the caller retries */
 	}
 	th->st.cells_refined++;
@@ -1583,7 +1602,7 @@ release_cell_as(struct valor_thread *th, cell_word *cp, uint64_t cell,
 	uint64_t w;
 
 	/* Compact: the common case, in its own form. */
-	while (!cw_wide(c) && (c & CW_ACTIVE) && cw_slot(c) == th->slot) {
+	while (!cw_escaped(c) && (c & CW_ACTIVE) && cw_slot(c) == th->slot) {
 		if (walking) {
 			if (hook)
 				hook(th, cell);
@@ -1594,8 +1613,12 @@ release_cell_as(struct valor_thread *th, cell_word *cp, uint64_t cell,
 		if (atomic_compare_exchange_weak(cp, &c, c & ~CW_ACTIVE))
 			return;
 	}
-	if (!cw_wide(c))
+	if (!cw_escaped(c))
 		return;
+	if (!cw_wide(c)) {
+		w = cw_block_word(&th->ctx->shadow, c);
+		goto bytes;
+	}
 	/* A wide word is the cell's for good: its own CAS and stores. */
 	p = cw_wide_word(&th->ctx->shadow, c);
 	w = atomic_load_explicit(p, memory_order_acquire);
@@ -1613,6 +1636,7 @@ release_cell_as(struct valor_thread *th, cell_word *cp, uint64_t cell,
 	}
 	if (!vw_refined(w))
 		return;
+bytes:
 	for (unsigned b = 0; b < CELL_SIZE; b++) {
 		shadow_word *bp = &vw_block(w)[b];
 		uint64_t bw = atomic_load_explicit(bp, memory_order_acquire);
@@ -2289,8 +2313,7 @@ static void free_cell(struct valor_thread *th, uint64_t cell, uint8_t m,
 			continue;
 		th->st.version_bumps++;
 		if (vw_refined(w))
-			arena_free(&th->ctx->arena, vw_block(w),
-				   8 * sizeof(shadow_word));
+			refined_block_free(th->ctx, vw_block(w));
 		if (report_byte_conflicts(th, VALOR_CONFLICT_WW, cell, &bc,
 					  true, site))
 			*eager = true;
@@ -2582,7 +2605,7 @@ void valor_o_forget(struct valor_thread *th, uintptr_t addr, size_t size)
 			uint32_t c =
 				atomic_load_explicit(p, memory_order_relaxed);
 
-			if ((c & CW_ACTIVE) || cw_wide(c))
+			if ((c & CW_ACTIVE) || cw_escaped(c))
 				release_cell(th, p);
 		}
 	}
@@ -2621,8 +2644,7 @@ void valor_o_move(struct valor_thread *th, uint64_t from, uint64_t to,
 		if (!dst)
 			continue;
 		if (vw_refined(w)) {
-			shadow_word *blk =
-				arena_alloc(&th->ctx->arena, 8 * sizeof(*blk));
+			shadow_word *blk = refined_block_new(th->ctx);
 
 			if (!blk)
 				return;

@@ -585,7 +585,7 @@ valor_o_read_run(struct valor_thread *th, shadow_word *_Atomic *top,
 			continue;
 		}
 		if (!cells) {
-			if (cw_wide(c) ||
+			if (cw_escaped(c) ||
 			    ((c & CW_ACTIVE) && cw_slot(c) != th->slot))
 				break;
 			c0 = c;
@@ -846,7 +846,10 @@ valor_o_fast_check(struct valor_thread *th, shadow_word *_Atomic *top,
 		return full;
 	*p = &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
 	c = atomic_load_explicit(*p, memory_order_acquire);
-	if (__builtin_expect(cw_wide(c), 0)) {
+	if (__builtin_expect(cw_escaped(c), 0)) {
+		/* Kept per byte: the full path. */
+		if (!cw_wide(c))
+			return full;
 		/* A cell of its own 64-bit word: the same look, one load on. */
 		*w = atomic_load_explicit(cw_wide_word(&th->ctx->shadow, c),
 					  memory_order_acquire);

@@ -7,13 +7,14 @@
  * keeps 32 bits a cell (CW_*): the same fields, narrower, which hold
  * nearly every cell of a program (a version up to 2,047, a slot up to
  * 1,023, bytes behind by at most one write or at the version itself),
- * and halve the shadow's memory and cache misses.  A cell whose word
- * does not fit is "wide": its 32-bit word is an escape (nmask 0xff,
- * which no compact word has, since 0xff marks a refined 64-bit word)
- * holding the index of a 64-bit word in the shadow's wide table, which
- * it keeps from then on.  cw_load(), cw_cas() and cw_store() read and
- * replace a cell's 64-bit word in either form; only the inline checks
- * look at the 32-bit form itself.
+ * and halve the shadow's memory and cache misses.  Any other word is
+ * an escape (nmask 0xff, which no compact word has, since 0xff marks a
+ * refined 64-bit word): for a refined cell, the index of its block of
+ * byte words in the shadow's pool; for any other, the index of a 64-bit
+ * word in the shadow's wide table, which the "wide" cell keeps from
+ * then on.  cw_load(), cw_cas() and cw_store() read and replace a cell's
+ * 64-bit word in any form; only the inline checks look at the 32-bit
+ * form itself.
  */
 #ifndef VALOR_CORE_VALOR_WORD_H
 #define VALOR_CORE_VALOR_WORD_H
@@ -154,20 +155,34 @@ static inline uint64_t byte_word(uint64_t w, unsigned b)
 #define CW_VER_SHIFT 21
 #define CW_VER_MAX 2047U
 #define CW_NMASK 0xffU
-#define CW_ESCAPE 0xffU /* nmask of a wide cell's word */
+#define CW_ESCAPE 0xffU /* nmask of a word that is no compact word */
+#define CW_BLOCK (1U << 8) /* an escape to a block of byte words */
+#define CW_INDEX_SHIFT 9
 #define CW_OWNED_MASK (CW_ACTIVE | CW_SLOT_MAX << CW_SLOT_SHIFT | CW_NMASK)
 
 _Static_assert(VW_SLOT_SHIFT == CW_SLOT_SHIFT && VW_NMASK == CW_NMASK,
 	       "a compact word's low bits are its 64-bit word's");
+_Static_assert(SHADOW_WIDE_BITS <= 32 - CW_INDEX_SHIFT &&
+		       SHADOW_BLOCK_BITS <= 32 - CW_INDEX_SHIFT,
+	       "an escape holds any index");
 
-static inline bool cw_wide(uint32_t c)
+/*
+ * Not a compact word: an escape, to the cell's wide word or (CW_BLOCK)
+ * straight to the block of byte words of a refined cell.
+ */
+static inline bool cw_escaped(uint32_t c)
 {
 	return (c & CW_NMASK) == CW_ESCAPE;
 }
 
-static inline uint32_t cw_wide_index(uint32_t c)
+static inline bool cw_wide(uint32_t c)
 {
-	return c >> 8;
+	return cw_escaped(c) && !(c & CW_BLOCK);
+}
+
+static inline uint32_t cw_index(uint32_t c)
+{
+	return c >> CW_INDEX_SHIFT;
 }
 
 /* A whole cell slot @slot's region owns, as vw_owned_whole(). */
@@ -248,7 +263,21 @@ static inline uint64_t cw_pair_after_whole_write(uint64_t two, uint32_t me)
 
 static inline shadow_word *cw_wide_word(struct shadow *s, uint32_t c)
 {
-	return &s->wide[cw_wide_index(c)];
+	return &s->wide[cw_index(c)];
+}
+
+/* The refined 64-bit word of a block escape @c. */
+static inline uint64_t cw_block_word(struct shadow *s, uint32_t c)
+{
+	shadow_word *blk = &s->blocks[(uint64_t)cw_index(c) * CELL_SIZE];
+
+	return (uint64_t)(uintptr_t)blk << 8 | VW_REFINED;
+}
+
+/* The 64-bit word of a cell word @c that is not wide. */
+static inline uint64_t cw_narrow_word(struct shadow *s, uint32_t c)
+{
+	return cw_escaped(c) ? cw_block_word(s, c) : cw_expand(c);
 }
 
 /* The 64-bit word of the cell at @p. */
@@ -259,7 +288,7 @@ static inline uint64_t cw_load(struct shadow *s, cell_word *p)
 	if (__builtin_expect(cw_wide(c), 0))
 		return atomic_load_explicit(cw_wide_word(s, c),
 					    memory_order_acquire);
-	return cw_expand(c);
+	return cw_narrow_word(s, c);
 }
 
 /* The cell's 64-bit word, or 0 where its leaf was never made. */
@@ -270,16 +299,29 @@ static inline uint64_t cw_peek_load(struct shadow *s, uint64_t cell)
 	return p ? cw_load(s, p) : 0;
 }
 
-/*
- * The wide form of @w for compact cell word @c at @p: a new wide word
- * holding @w, and the escape naming it; 0 when the table is full.
- */
+/* A new wide word holding @w, and the escape naming it (valor.c). */
 uint32_t cw_widen(struct shadow *s, uint64_t w);
+
+/*
+ * The 32-bit word that stands for @w in a cell that is not wide: its
+ * compact form, an escape to its block of byte words where the block
+ * is one of the shadow's, else a new wide word.
+ */
+static inline uint32_t cw_encode(struct shadow *s, uint64_t w)
+{
+	if (cw_fits(w))
+		return cw_compress(w);
+	if (vw_refined(w) && shadow_block_owns(s, vw_block(w)))
+		return (uint32_t)(shadow_block_index(s, vw_block(w))
+				  << CW_INDEX_SHIFT) |
+		       CW_BLOCK | CW_ESCAPE;
+	return cw_widen(s, w);
+}
 
 /*
  * Compare-and-swap the 64-bit word of the cell at @p from *@w to @nw, as
  * atomic_compare_exchange_strong() would: false leaves the cell's word
- * in *@w.  A compact word whose new state does not fit becomes wide.
+ * in *@w.  A cell whose new state has no 32-bit form becomes wide.
  */
 static inline bool cw_cas(struct shadow *s, cell_word *p, uint64_t *w,
 			  uint64_t nw)
@@ -289,15 +331,11 @@ static inline bool cw_cas(struct shadow *s, cell_word *p, uint64_t *w,
 	if (cw_wide(c))
 		return atomic_compare_exchange_strong(cw_wide_word(s, c), w,
 						      nw);
-	if (cw_expand(c) != *w) {
-		*w = cw_expand(c);
+	if (cw_narrow_word(s, c) != *w) {
+		*w = cw_narrow_word(s, c);
 		return false;
 	}
-	nc = cw_fits(nw) ? cw_compress(nw) : cw_widen(s, nw);
-	if (__builtin_expect(!nc, 0)) {
-		*w = cw_load(s, p);
-		return false;
-	}
+	nc = cw_encode(s, nw);
 	if (atomic_compare_exchange_strong(p, &c, nc))
 		return true;
 	*w = cw_load(s, p);
@@ -316,9 +354,7 @@ static inline void cw_store(struct shadow *s, cell_word *p, uint64_t w)
 		atomic_store_explicit(cw_wide_word(s, c), w,
 				      memory_order_release);
 	else
-		atomic_store_explicit(
-			p, cw_fits(w) ? cw_compress(w) : cw_widen(s, w),
-			memory_order_release);
+		atomic_store_explicit(p, cw_encode(s, w), memory_order_release);
 }
 
 #endif /* VALOR_CORE_VALOR_WORD_H */

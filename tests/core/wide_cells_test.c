@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Valor's shadow keeps 32 bits a cell; a cell whose state does not fit
- * takes a 64-bit word of its own (libvalor/core/valor_word.h).  Each way
- * a cell gets there (a version past 2,047, bytes more than one write
- * behind, a thread slot past 1,023, bytes kept per byte) must keep every
- * verdict: nothing reported for ordered accesses, the race still found.
+ * takes a 64-bit word of its own, and a cell kept per byte names its
+ * block of byte words (libvalor/core/valor_word.h).  Each way a cell
+ * gets there (a version past 2,047, bytes more than one write behind, a
+ * thread slot past 1,023, bytes kept per byte) must keep every verdict:
+ * nothing reported for ordered accesses, the race still found.
  */
 #include <errno.h>
 #include <string.h>
@@ -169,10 +170,10 @@ TEST(a_thread_past_slot_1023_owns_through_a_wide_word)
 
 /*
  * Two regions writing different bytes of one cell split it per byte:
- * the per-byte words hang off the cell's wide word.  Each byte keeps
- * its owner.
+ * the cell word names the block of byte words itself, no wide word.
+ * Each byte keeps its owner; a free of the cell makes it compact again.
  */
-TEST(a_cell_split_between_regions_is_kept_per_byte_behind_a_wide_word)
+TEST(a_cell_split_between_regions_names_its_block)
 {
 	struct counter k = { 0 };
 	struct valor_ctx *ctx = valor_ctx_counting(&k);
@@ -187,7 +188,7 @@ TEST(a_cell_split_between_regions_is_kept_per_byte_behind_a_wide_word)
 	EXPECT_EQ(0, valor_access(b, X + 1, 1, true, 2));
 	valor_ctx_stats(ctx, &st);
 	EXPECT_EQ(1, st.cells_refined);
-	EXPECT_EQ(1, st.cells_wide);
+	EXPECT_EQ(0, st.cells_wide);
 	EXPECT_EQ(0, k.n);
 	/* c reads b's byte: one conflict, with b; then a's byte: another. */
 	EXPECT_EQ(1, valor_access(c, X + 1, 1, false, 3));
@@ -196,6 +197,27 @@ TEST(a_cell_split_between_regions_is_kept_per_byte_behind_a_wide_word)
 	/* Bytes nobody owns are free to read. */
 	EXPECT_EQ(0, valor_access(c, X + 4, 4, false, 5));
 	EXPECT_EQ(2, k.n);
+	valor_region_end(a);
+	valor_region_end(b);
+	valor_region_end(c);
+
+	/*
+	 * Freed whole, the cell is one word again; the block goes to the
+	 * next cell to split, and nothing of the old bytes comes with it.
+	 */
+	EXPECT_EQ(0, valor_free(a, X, 8, 7));
+	EXPECT_EQ(2, valor_shadow_version(ctx, X + 5));
+	EXPECT_EQ(0, valor_access(a, X + 8, 1, true, 8));
+	EXPECT_EQ(0, valor_access(b, X + 12, 1, true, 9));
+	valor_ctx_stats(ctx, &st);
+	EXPECT_EQ(2, st.cells_refined);
+	EXPECT_EQ(0, st.cells_wide);
+	EXPECT_EQ(1, valor_shadow_version(ctx, X + 8));
+	EXPECT_EQ(1, valor_shadow_version(ctx, X + 12));
+	EXPECT_EQ(0, valor_shadow_version(ctx, X + 9));
+	EXPECT_EQ(1, valor_access(c, X + 12, 1, false, 10));
+	EXPECT_EQ(1, valor_access(c, X + 8, 1, false, 11));
+	EXPECT_EQ(4, k.n);
 	valor_ctx_free(ctx);
 }
 
