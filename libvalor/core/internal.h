@@ -399,17 +399,19 @@ static inline uint32_t rgroup_mask_for(uint32_t n, uint32_t full)
 
 /*
  * A scattered write set (valor.c, wlog_spill()): one bit per line of
- * WBITS_LINE_CELLS cells (a cache line of shadow) of a shadow leaf,
- * 32 KiB of address space mapped when the leaf's first cell spills and
+ * WBITS_LINE_CELLS cells (a cache line of 32-bit cell words) of a shadow
+ * leaf, 16 KiB of address space mapped when the leaf's first cell spills and
  * touched only where cells are; [lo, hi) bounds the words with bits,
  * so that release reads only those.  Release gives up the cells of a
  * line that the region owns, and only those: the others are not active
  * or are another slot's.
  */
 #define WBITS_LEAVES 64U
-#define WBITS_LINE_SHIFT 3
+#define WBITS_LINE_SHIFT 4
 #define WBITS_LINE_CELLS (1U << WBITS_LINE_SHIFT)
 #define WBITS_WORDS (SHADOW_LEAF_WORDS / WBITS_LINE_CELLS / 64)
+_Static_assert(WBITS_LINE_CELLS * sizeof(cell_word) == 64,
+	       "a line of the bitmap is a cache line of cell words");
 
 struct wbits {
 	uint64_t leaf; /* cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT) */
