@@ -108,10 +108,7 @@ static inline int shadow_addr_ok(uint64_t addr, uint64_t size)
 	       addr <= (1ULL << SHADOW_ADDR_BITS) - size;
 }
 
-/*
- * The leaf of @cell, creating it; NULL only when out of memory.  The
- * accessors below are for one-word records.
- */
+/* The leaf of @cell, creating it; NULL only when out of memory. */
 static inline void *shadow_leaf_get(struct shadow *s, uint64_t cell)
 {
 	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
@@ -131,33 +128,6 @@ static inline void *shadow_leaf_peek(struct shadow *s, uint64_t cell)
 		memory_order_acquire);
 }
 
-/* The word of @cell, or NULL if its leaf was never created. */
-static inline shadow_word *shadow_peek(struct shadow *s, uint64_t cell)
-{
-	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
-	shadow_word *leaf =
-		atomic_load_explicit(&s->top[ti], memory_order_acquire);
-
-	if (!leaf)
-		return NULL;
-	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
-}
-
-/* The word of @cell, creating its leaf; NULL only when out of memory. */
-static inline shadow_word *shadow_get(struct shadow *s, uint64_t cell)
-{
-	uint64_t ti = cell >> (SHADOW_LEAF_SHIFT - CELL_SHIFT);
-	shadow_word *leaf =
-		atomic_load_explicit(&s->top[ti], memory_order_acquire);
-
-	if (__builtin_expect(!leaf, 0)) {
-		leaf = shadow_leaf_create(s, ti);
-		if (!leaf)
-			return NULL;
-	}
-	return &leaf[cell & (SHADOW_LEAF_WORDS - 1)];
-}
-
 /* The cell word of @cell, or NULL if its leaf was never created. */
 static inline cell_word *shadow_cell_peek(struct shadow *s, uint64_t cell)
 {
@@ -174,7 +144,11 @@ static inline cell_word *shadow_cell_get(struct shadow *s, uint64_t cell)
 	return leaf ? &leaf[cell & (SHADOW_LEAF_WORDS - 1)] : NULL;
 }
 
-/* Cell words @from and @to (mremap), as shadow_move_pair() does. */
+/*
+ * Moving cell @from to cell @to (mremap): the target's word, created when
+ * either side has a leaf, or NULL when there is nothing to move; *@src is
+ * the source's word or NULL.
+ */
 static inline cell_word *shadow_cell_move_pair(struct shadow *s, uint64_t from,
 					       uint64_t to, cell_word **src)
 {
@@ -229,30 +203,9 @@ static inline uint64_t shadow_next_present(struct shadow *s, uint64_t cell,
 {
 	const uint64_t per_leaf = SHADOW_LEAF_WORDS;
 
-	while (cell < end && !shadow_peek(s, cell))
+	while (cell < end && !shadow_leaf_peek(s, cell))
 		cell = (cell / per_leaf + 1) * per_leaf;
 	return cell < end ? cell : end;
-}
-
-/*
- * Moving cell @from to cell @to (mremap): the target word, created when
- * either side has a leaf, or NULL when there is nothing to move; *@src is
- * the source word or NULL.
- */
-static inline shadow_word *shadow_move_pair(struct shadow *s, uint64_t from,
-					    uint64_t to, shadow_word **src)
-{
-	*src = shadow_peek(s, from);
-	if (!*src && !shadow_peek(s, to))
-		return NULL;
-	return shadow_get(s, to);
-}
-
-static inline uint64_t shadow_load(struct shadow *s, uint64_t cell)
-{
-	shadow_word *w = shadow_peek(s, cell);
-
-	return w ? atomic_load_explicit(w, memory_order_acquire) : 0;
 }
 
 #endif /* VALOR_CORE_SHADOW_H */

@@ -438,8 +438,7 @@ uint32_t cw_widen(struct shadow *s, uint64_t w)
 	uint32_t i = shadow_wide_new(s);
 
 	if (!i) {
-		if (write(STDERR_FILENO, full, sizeof(full) - 1) < 0)
-			abort();
+		(void)!write(STDERR_FILENO, full, sizeof(full) - 1);
 		abort();
 	}
 	atomic_store_explicit(&s->wide[i], w, memory_order_relaxed);

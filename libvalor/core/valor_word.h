@@ -326,17 +326,18 @@ static inline uint32_t cw_encode(struct shadow *s, uint64_t w)
 static inline bool cw_cas(struct shadow *s, cell_word *p, uint64_t *w,
 			  uint64_t nw)
 {
-	uint32_t c = atomic_load_explicit(p, memory_order_acquire), nc;
+	uint32_t c = atomic_load_explicit(p, memory_order_acquire);
+	uint64_t now;
 
 	if (cw_wide(c))
 		return atomic_compare_exchange_strong(cw_wide_word(s, c), w,
 						      nw);
-	if (cw_narrow_word(s, c) != *w) {
-		*w = cw_narrow_word(s, c);
+	now = cw_narrow_word(s, c);
+	if (now != *w) {
+		*w = now;
 		return false;
 	}
-	nc = cw_encode(s, nw);
-	if (atomic_compare_exchange_strong(p, &c, nc))
+	if (atomic_compare_exchange_strong(p, &c, cw_encode(s, nw)))
 		return true;
 	*w = cw_load(s, p);
 	return false;
